@@ -1,0 +1,76 @@
+#!/usr/bin/env node
+// The test command (`npm test`): the whole suite once per driver under Node 22,
+// and the wasm driver again under the machine's own Node when that is older
+// (Node 20 has no node:sqlite; wasm is the driver it runs). Prints per-run
+// totals and a closing "N passed, N failed" line.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const require = createRequire(import.meta.url);
+
+/** Drivers that exist; a driver joins this list when its whole suite passes. */
+const DRIVERS = ['native'];
+
+function nodeMajor(bin) {
+  return Number(execFileSync(bin, ['-p', 'process.versions.node.split(".")[0]'], { encoding: 'utf8' }).trim());
+}
+
+function findNode22() {
+  const local = join(root, 'node_modules', 'node', 'bin', 'node');
+  for (const bin of [process.execPath, local]) {
+    if (existsSync(bin) && nodeMajor(bin) >= 22) return bin;
+  }
+  throw new Error('no Node >= 22 found: run `npm ci` (it installs Node 22 as a dev dependency)');
+}
+
+const node22 = findNode22();
+const systemNode = process.env.npm_node_execpath ?? process.execPath;
+const runs = [{ node: node22, drivers: DRIVERS }];
+if (nodeMajor(systemNode) < 22 && DRIVERS.includes('wasm')) runs.push({ node: systemNode, drivers: ['wasm'] });
+
+const extra = process.argv.slice(2);
+const vitest = join(dirname(require.resolve('vitest/package.json')), 'vitest.mjs');
+const out = mkdtempSync(join(tmpdir(), 'agentbus-results-'));
+const totals = [];
+let failedRuns = 0;
+
+for (const { node, drivers } of runs) {
+  const version = execFileSync(node, ['--version'], { encoding: 'utf8' }).trim();
+  for (const driver of drivers) {
+    const report = join(out, `${driver}-${version}.json`);
+    console.log(`\n=== ${driver} driver on Node ${version} ===`);
+    const result = spawnSync(
+      node,
+      [vitest, 'run', '--project', driver, '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...extra],
+      {
+        cwd: root,
+        stdio: 'inherit',
+        env: { ...process.env, AGENTBUS_TEST_DRIVERS: driver, AGENTBUS_TEST_BUILT: '1', FORCE_COLOR: process.env.FORCE_COLOR ?? '0' },
+      },
+    );
+    let passed = 0;
+    let failed = 0;
+    let skipped = 0;
+    if (existsSync(report)) {
+      const json = JSON.parse(readFileSync(report, 'utf8'));
+      passed = json.numPassedTests;
+      failed = json.numFailedTests + (json.numRuntimeErrorTestSuites ?? 0);
+      skipped = json.numPendingTests + json.numTodoTests;
+    }
+    if (result.status !== 0 && failed === 0) failed = 1; // the run itself broke
+    if (result.status !== 0) failedRuns++;
+    totals.push({ label: `${driver} on Node ${version}`, passed, failed, skipped });
+  }
+}
+rmSync(out, { recursive: true, force: true });
+
+console.log('\n=== totals ===');
+for (const t of totals) console.log(`${t.label}: ${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped`);
+const sum = (k) => totals.reduce((n, t) => n + t[k], 0);
+console.log(`${sum('passed')} passed, ${sum('failed')} failed`);
+process.exit(failedRuns > 0 || sum('passed') === 0 ? 1 : 0);

@@ -1,0 +1,147 @@
+/**
+ * Core's handle on one open database: statement cache, transactions and
+ * pragmas, written once over the Driver contract.
+ */
+import type { BindParams, Connection, DriverCapabilities, Row, RunResult, SqlValue, Statement } from './driver.js';
+
+export class Database {
+  readonly #conn: Connection;
+  readonly #statements = new Map<string, Statement>();
+  #depth = 0;
+  #savepoints = 0;
+
+  constructor(connection: Connection) {
+    this.#conn = connection;
+  }
+
+  /** The absolute path of the database file. */
+  get path(): string {
+    return this.#conn.path;
+  }
+
+  /** What the driver behind this database can do. */
+  get capabilities(): DriverCapabilities {
+    return this.#conn.capabilities;
+  }
+
+  /** True while a transaction opened by `transaction` or `read` is running. */
+  get inTransaction(): boolean {
+    return this.#depth > 0;
+  }
+
+  /** Runs statements that return no rows. */
+  exec(sql: string): void {
+    this.#conn.exec(sql);
+  }
+
+  /** A prepared statement, compiled once per connection and reused. */
+  prepare(sql: string): Statement {
+    let stmt = this.#statements.get(sql);
+    if (stmt === undefined) {
+      stmt = this.#conn.prepare(sql);
+      this.#statements.set(sql, stmt);
+    }
+    return stmt;
+  }
+
+  run(sql: string, params?: BindParams): RunResult {
+    return this.prepare(sql).run(params);
+  }
+
+  get<T extends object = Row>(sql: string, params?: BindParams): T | undefined {
+    return this.prepare(sql).get<T>(params);
+  }
+
+  all<T extends object = Row>(sql: string, params?: BindParams): T[] {
+    return this.prepare(sql).all<T>(params);
+  }
+
+  /** The single value of a `PRAGMA name` (or `PRAGMA name(arg)`) query. */
+  pragma(text: string): SqlValue | undefined {
+    const row = this.#conn.prepare(`PRAGMA ${text}`).get();
+    return row === undefined ? undefined : Object.values(row)[0];
+  }
+
+  /**
+   * Runs `fn` in a write transaction (BEGIN IMMEDIATE, so the write lock is
+   * taken up front and busy handling applies there, never mid-transaction).
+   * Commits on return, rolls back on throw. Nested calls use a savepoint.
+   * `fn` must be synchronous: a returned promise rolls back and throws TypeError.
+   */
+  transaction<T>(fn: () => T): T {
+    return this.#wrap('BEGIN IMMEDIATE', fn);
+  }
+
+  /** Runs `fn` in a read transaction: one consistent snapshot for every statement inside. */
+  read<T>(fn: () => T): T {
+    return this.#wrap('BEGIN DEFERRED', fn);
+  }
+
+  #wrap<T>(begin: string, fn: () => T): T {
+    if (this.#depth > 0) return this.#savepoint(fn);
+    this.#conn.exec(begin);
+    this.#depth = 1;
+    let result: T;
+    try {
+      result = fn();
+      rejectPromise(result);
+    } catch (error) {
+      this.#depth = 0;
+      this.#rollbackQuietly();
+      throw error;
+    }
+    try {
+      this.#conn.exec('COMMIT');
+    } catch (error) {
+      this.#rollbackQuietly();
+      throw error;
+    } finally {
+      this.#depth = 0;
+    }
+    return result;
+  }
+
+  #savepoint<T>(fn: () => T): T {
+    const name = `sp${++this.#savepoints}`;
+    this.#conn.exec(`SAVEPOINT ${name}`);
+    this.#depth++;
+    try {
+      const result = fn();
+      rejectPromise(result);
+      this.#conn.exec(`RELEASE ${name}`);
+      return result;
+    } catch (error) {
+      this.#conn.exec(`ROLLBACK TO ${name}`);
+      this.#conn.exec(`RELEASE ${name}`);
+      throw error;
+    } finally {
+      this.#depth--;
+      this.#savepoints--;
+    }
+  }
+
+  #rollbackQuietly(): void {
+    try {
+      this.#conn.exec('ROLLBACK');
+    } catch {
+      // SQLite already rolled back (e.g. after SQLITE_FULL); nothing is open.
+    }
+  }
+
+  /** Finalizes cached statements and closes the connection. Idempotent. */
+  close(): void {
+    for (const stmt of this.#statements.values()) stmt.finalize();
+    this.#statements.clear();
+    this.#conn.close();
+  }
+}
+
+function rejectPromise(result: unknown): void {
+  if (result !== null && typeof result === 'object' && typeof (result as { then?: unknown }).then === 'function') {
+    // The callback's own failure must not surface later as an unhandled rejection.
+    (result as PromiseLike<unknown>).then(undefined, () => undefined);
+    throw new TypeError(
+      'transaction callback returned a promise; a transaction must be synchronous so it cannot interleave with other work — do the async part before or after it',
+    );
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * The one error class of the storage layer. Drivers throw it for every
+ * SQLite failure; core throws it for refusals (wrong protocol, foreign file,
+ * edited migrations). Callers branch on `code`, never on message text.
+ */
+export type DbErrorCode =
+  /** Another connection holds a conflicting lock past the busy timeout. */
+  | 'busy'
+  /** A table is locked by this same connection (SQLITE_LOCKED). */
+  | 'locked'
+  /** A UNIQUE, NOT NULL, CHECK or FOREIGN KEY constraint failed. */
+  | 'constraint'
+  /** The file is damaged. */
+  | 'corrupt'
+  /** The file or directory cannot be written. */
+  | 'readonly'
+  /** The file cannot be opened (missing directory, permissions). */
+  | 'cantopen'
+  /** The disk is full. */
+  | 'full'
+  /** SQL or API misuse: syntax errors, unknown tables, bad bindings. */
+  | 'sql'
+  /** The driver cannot run on this Node (e.g. node:sqlite is missing). */
+  | 'driver_unavailable'
+  /** AGENTBUS_DRIVER or config `driver` names no known driver. */
+  | 'driver_unknown'
+  /** The file records the other lock protocol than the chosen driver speaks. */
+  | 'protocol_mismatch'
+  /** The file is not SQLite, or is SQLite but not an agentbus database. */
+  | 'foreign_file'
+  /** The database was written by a newer agentbus than this one. */
+  | 'schema_newer'
+  /** An applied migration's file changed since it was applied. */
+  | 'migration_edited'
+  /** A migration failed; earlier ones stay applied, this one was rolled back. */
+  | 'migration_failed'
+  /** The data directory is missing permissions agentbus needs. */
+  | 'permission'
+  /** Another process held the database set-up lock for too long. */
+  | 'setup_timeout'
+  /** Any other SQLite error. */
+  | 'error';
+
+export interface DbErrorCause {
+  /** SQLite's extended result code, when the error came from SQLite. */
+  readonly sqliteCode?: number;
+  /** The underlying error object, when there was one. */
+  readonly error?: unknown;
+}
+
+export class DbError extends Error {
+  override readonly name = 'DbError';
+  readonly code: DbErrorCode;
+  /** SQLite's extended result code, when the error came from SQLite. */
+  readonly sqliteCode: number | undefined;
+
+  constructor(code: DbErrorCode, message: string, cause?: DbErrorCause) {
+    super(message, cause?.error === undefined ? undefined : { cause: cause.error });
+    this.code = code;
+    this.sqliteCode = cause?.sqliteCode;
+  }
+}
+
+/** Maps a SQLite (extended) result code to the storage layer's code. */
+export function dbErrorCodeFromSqlite(resultCode: number): DbErrorCode {
+  switch (resultCode & 0xff) {
+    case 5: // SQLITE_BUSY
+      return 'busy';
+    case 6: // SQLITE_LOCKED
+      return 'locked';
+    case 19: // SQLITE_CONSTRAINT
+      return 'constraint';
+    case 11: // SQLITE_CORRUPT
+    case 26: // SQLITE_NOTADB
+      return 'corrupt';
+    case 8: // SQLITE_READONLY
+      return 'readonly';
+    case 14: // SQLITE_CANTOPEN
+      return 'cantopen';
+    case 13: // SQLITE_FULL
+      return 'full';
+    case 1: // SQLITE_ERROR (syntax, missing table, ...)
+    case 21: // SQLITE_MISUSE
+    case 25: // SQLITE_RANGE
+    case 20: // SQLITE_MISMATCH
+      return 'sql';
+    default:
+      return 'error';
+  }
+}
+
+export function isDbError(error: unknown, code?: DbErrorCode): error is DbError {
+  return error instanceof DbError && (code === undefined || error.code === code);
+}

@@ -1,0 +1,172 @@
+import { createHash } from 'node:crypto';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { isDbError } from '../../src/db/db-error.js';
+import { APPLICATION_ID, readFileState } from '../../src/db/file-header.js';
+import { databasePath } from '../../src/db/open-database.js';
+import { defaultMigrationsDir } from '../../src/db/migrations.js';
+import { fixturePath, runFixture } from '../support/child-process.js';
+import { openTestDatabase, otherProtocol, tempDir, testDriver } from '../support/test-driver.js';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+
+const SCHEMA_TABLES = ['channels', 'embeddings', 'leases', 'messages', 'messages_fts', 'notices', 'receipts', 'schema_migrations', 'sessions', 'subscriptions'];
+
+/** A migrations directory with the shipped schema plus extra files. */
+function migrationsDir(extra: Record<string, string> = {}): string {
+  const dir = tempDir('agentbus-sql-');
+  copyFileSync(join(defaultMigrationsDir(), '0001_schema.sql'), join(dir, '0001_schema.sql'));
+  for (const [name, sql] of Object.entries(extra)) writeFileSync(join(dir, name), sql);
+  return dir;
+}
+
+/** Every byte of the database and whether its side files exist. */
+function fingerprint(dataDir: string): string {
+  const path = databasePath(dataDir);
+  const hash = createHash('sha256').update(readFileSync(path)).digest('hex');
+  return `${hash} wal=${existsSync(`${path}-wal`) ? readFileSync(`${path}-wal`).length : -1}`;
+}
+
+async function expectRefused(promise: Promise<unknown>, code: string): Promise<void> {
+  let error: unknown;
+  try {
+    await promise;
+  } catch (e) {
+    error = e;
+  }
+  expect(isDbError(error), String(error)).toBe(true);
+  expect((error as { code: string }).code).toBe(code);
+}
+
+const COUNTER = { '0002_counter.sql': 'CREATE TABLE counter (x INTEGER);\nINSERT INTO counter VALUES (1);\n' };
+
+describe('opening, creating and migrating', () => {
+  it('creates the whole schema once, marks the lock protocol, and reopens without changes', async () => {
+    const dir = tempDir();
+    const driver = await testDriver();
+    const first = await openTestDatabase(dir);
+    expect(first.created).toBe(true);
+    expect(first.migrations).toEqual({ applied: [1], version: 1, backupPath: undefined });
+    const tables = first.db
+      .all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'messages_fts_%' AND name <> 'sqlite_sequence' ORDER BY name")
+      .map((r) => r.name);
+    expect(tables).toEqual(SCHEMA_TABLES);
+    expect(first.db.pragma('application_id')).toBe(APPLICATION_ID[driver.capabilities.lockProtocol]);
+    expect(first.db.get("SELECT owner, expires_at FROM leases WHERE name = 'maintenance'")).toEqual({ owner: '', expires_at: 0 });
+    first.db.close();
+    expect(readFileState(databasePath(dir))).toEqual({ kind: 'agentbus', protocol: driver.capabilities.lockProtocol });
+
+    const again = await openTestDatabase(dir);
+    expect(again.created).toBe(false);
+    expect(again.migrations).toEqual({ applied: [], version: 1, backupPath: undefined });
+    again.db.close();
+  });
+
+  it('several processes opening a new database at once run each migration exactly once', async () => {
+    const dir = tempDir();
+    const sql = migrationsDir(COUNTER);
+    const results = await Promise.all([0, 1, 2, 3, 4].map(() => runFixture('db-child.js', ['open', dir, sql])));
+    for (const r of results) expect(r.code, r.stderr + r.stdout).toBe(0);
+    const reports = results.map((r) => JSON.parse(r.stdout) as { applied: number[]; created: boolean });
+    expect(reports.flatMap((r) => r.applied).sort()).toEqual([1, 2]);
+    expect(reports.filter((r) => r.created)).toHaveLength(1);
+    const { db } = await openTestDatabase(dir, { migrationsDir: sql });
+    expect(db.get('SELECT count(*) AS n FROM counter')).toEqual({ n: 1 });
+    expect(db.get('SELECT count(*) AS n FROM schema_migrations')).toEqual({ n: 2 });
+    db.close();
+  });
+
+  it('backs up a non-empty database with VACUUM INTO before upgrading it', async () => {
+    const dir = tempDir();
+    const v1 = migrationsDir();
+    const { db } = await openTestDatabase(dir, { migrationsDir: v1 });
+    db.transaction(() => db.run("INSERT INTO channels (name, kind) VALUES ('general', 'ordinary')"));
+    db.close();
+    const upgraded = await openTestDatabase(dir, { migrationsDir: migrationsDir(COUNTER) });
+    expect(upgraded.migrations.applied).toEqual([2]);
+    const backup = upgraded.migrations.backupPath;
+    expect(backup).toMatch(/backups\/agentbus-.*-v1\.db$/);
+    upgraded.db.close();
+    expect(readdirSync(join(dir, 'backups'))).toHaveLength(1);
+    const backupDir = tempDir();
+    copyFileSync(backup!, databasePath(backupDir));
+    const restored = await openTestDatabase(backupDir, { migrationsDir: v1 });
+    expect(restored.db.all('SELECT name FROM channels')).toEqual([{ name: 'general' }]);
+    expect(restored.db.get('SELECT max(version) AS v FROM schema_migrations')).toEqual({ v: 1 });
+    restored.db.close();
+  });
+
+  it('refuses a database newer than the code and leaves it byte-identical', async () => {
+    const dir = tempDir();
+    (await openTestDatabase(dir, { migrationsDir: migrationsDir(COUNTER) })).db.close();
+    const before = fingerprint(dir);
+    await expectRefused(openTestDatabase(dir, { migrationsDir: migrationsDir() }), 'schema_newer');
+    expect(fingerprint(dir)).toBe(before);
+  });
+
+  it('refuses edited history and leaves the file byte-identical', async () => {
+    const dir = tempDir();
+    const sql = migrationsDir(COUNTER);
+    (await openTestDatabase(dir, { migrationsDir: sql })).db.close();
+    const before = fingerprint(dir);
+    writeFileSync(join(sql, '0002_counter.sql'), 'CREATE TABLE counter (x INTEGER);\n');
+    await expectRefused(openTestDatabase(dir, { migrationsDir: sql }), 'migration_edited');
+    expect(fingerprint(dir)).toBe(before);
+  });
+
+  it('refuses a file that is not SQLite, and a SQLite file that is not agentbus, untouched', async () => {
+    const text = tempDir();
+    writeFileSync(databasePath(text), 'hello, this is not a database at all, but it is long enough to have a header'.repeat(3));
+    const textBefore = fingerprint(text);
+    await expectRefused(openTestDatabase(text), 'foreign_file');
+    expect(fingerprint(text)).toBe(textBefore);
+
+    const other = tempDir();
+    const driver = await testDriver();
+    const conn = driver.open(databasePath(other), { busyTimeoutMs: 1000 });
+    conn.exec('CREATE TABLE someone_elses (x INTEGER); INSERT INTO someone_elses VALUES (1);');
+    conn.close();
+    const otherBefore = fingerprint(other);
+    await expectRefused(openTestDatabase(other), 'foreign_file');
+    expect(fingerprint(other)).toBe(otherBefore);
+  });
+
+  it('refuses a database of the other lock protocol, untouched', async () => {
+    const dir = tempDir();
+    const driver = await testDriver();
+    (await openTestDatabase(dir)).db.close();
+    const path = databasePath(dir);
+    const bytes = readFileSync(path);
+    bytes.writeUInt32BE(APPLICATION_ID[otherProtocol(driver.capabilities.lockProtocol)], 68);
+    writeFileSync(path, bytes);
+    const before = fingerprint(dir);
+    await expectRefused(openTestDatabase(dir), 'protocol_mismatch');
+    expect(fingerprint(dir)).toBe(before);
+  });
+
+  it('names the data directory when it is not writable', async () => {
+    const parent = tempDir();
+    const dir = join(parent, 'locked');
+    mkdirSync(dir, { mode: 0o500 });
+    chmodSync(dir, 0o500);
+    if (process.getuid?.() === 0) {
+      // root ignores permission bits: prove it as an unprivileged user instead.
+      chmodSync(parent, 0o755);
+      const child = spawn(process.execPath, [fixturePath('db-child.js'), 'open', dir], {
+        uid: 65534,
+        gid: 65534,
+        env: { ...process.env, AGENTBUS_DRIVER: process.env.AGENTBUS_TEST_DRIVER },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+      const [code] = await once(child, 'exit');
+      expect(code).toBe(3);
+      expect(JSON.parse(out)).toEqual({ error: 'permission' });
+    } else {
+      await expectRefused(openTestDatabase(dir), 'permission');
+    }
+    expect(readdirSync(dir)).toEqual([]);
+  });
+});

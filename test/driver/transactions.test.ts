@@ -1,0 +1,119 @@
+import { describe, expect, it } from 'vitest';
+import { isDbError } from '../../src/db/db-error.js';
+import { startFixture, waitForExit, waitForLine } from '../support/child-process.js';
+import { openTestDatabase, tempDir, testDriver } from '../support/test-driver.js';
+
+describe('transactions', () => {
+  it('rolls back everything when the callback throws', async () => {
+    const { db } = await openTestDatabase(tempDir());
+    db.exec('CREATE TABLE r (x INTEGER)');
+    expect(() =>
+      db.transaction(() => {
+        db.run('INSERT INTO r VALUES (1)');
+        throw new Error('boom');
+      }),
+    ).toThrow('boom');
+    expect(db.get('SELECT count(*) AS n FROM r')).toEqual({ n: 0 });
+    expect(db.inTransaction).toBe(false);
+    db.close();
+  });
+
+  it('rejects a callback that returns a promise with a TypeError and rolls back', async () => {
+    const { db } = await openTestDatabase(tempDir());
+    db.exec('CREATE TABLE r (x INTEGER)');
+    expect(() =>
+      db.transaction(async () => {
+        db.run('INSERT INTO r VALUES (1)');
+      }),
+    ).toThrow(TypeError);
+    expect(db.get('SELECT count(*) AS n FROM r')).toEqual({ n: 0 });
+    db.close();
+  });
+
+  it('nests with savepoints: an inner failure keeps the outer work', async () => {
+    const { db } = await openTestDatabase(tempDir());
+    db.exec('CREATE TABLE r (x INTEGER)');
+    db.transaction(() => {
+      db.run('INSERT INTO r VALUES (1)');
+      expect(() =>
+        db.transaction(() => {
+          db.run('INSERT INTO r VALUES (2)');
+          throw new Error('inner');
+        }),
+      ).toThrow('inner');
+    });
+    expect(db.all('SELECT x FROM r')).toEqual([{ x: 1 }]);
+    db.close();
+  });
+
+  it('returns plain row objects and numbers', async () => {
+    const { db } = await openTestDatabase(tempDir());
+    const row = db.get<Record<string, unknown>>("SELECT 1 AS one, 'a' AS s, x'00ff' AS b, NULL AS z, 2.5 AS f");
+    expect(Object.getPrototypeOf(row)).toBe(Object.prototype);
+    expect(row?.one).toBe(1);
+    expect(row?.s).toBe('a');
+    expect(Array.from(row?.b as Uint8Array)).toEqual([0, 255]);
+    expect(row?.z).toBe(null);
+    expect(row?.f).toBe(2.5);
+    expect(db.get('SELECT :a + :b AS n', { a: 2, b: 3 })).toEqual({ n: 5 });
+    db.close();
+  });
+
+  it('maps constraint and syntax failures to codes', async () => {
+    const { db } = await openTestDatabase(tempDir());
+    db.exec('CREATE TABLE u (x INTEGER PRIMARY KEY)');
+    db.run('INSERT INTO u VALUES (1)');
+    let error: unknown;
+    try {
+      db.run('INSERT INTO u VALUES (1)');
+    } catch (e) {
+      error = e;
+    }
+    expect(isDbError(error, 'constraint')).toBe(true);
+    expect(() => db.prepare('SELEC nonsense')).toThrow(expect.objectContaining({ code: 'sql' }));
+    db.close();
+  });
+
+  it('two connections in one process: the second gets code busy after its timeout, not a generic error', async () => {
+    const dir = tempDir();
+    const { db: a } = await openTestDatabase(dir);
+    const driver = await testDriver();
+    const { db: b } = await openTestDatabase(dir, { busyTimeoutMs: 100 });
+    expect(driver.capabilities.wal).toBe(true);
+    a.exec('CREATE TABLE c (x INTEGER)');
+    a.exec('BEGIN IMMEDIATE');
+    a.run('INSERT INTO c VALUES (1)');
+    const started = Date.now();
+    let error: unknown;
+    try {
+      b.transaction(() => b.run('INSERT INTO c VALUES (2)'));
+    } catch (e) {
+      error = e;
+    }
+    expect(isDbError(error, 'busy')).toBe(true);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(80);
+    // Readers are not blocked by the writer in WAL mode.
+    expect(b.get('SELECT count(*) AS n FROM c')).toEqual({ n: 0 });
+    a.exec('COMMIT');
+    b.transaction(() => b.run('INSERT INTO c VALUES (2)'));
+    expect(a.get('SELECT count(*) AS n FROM c')).toEqual({ n: 2 });
+    a.close();
+    b.close();
+  });
+
+  it('two processes contending: the waiter is served by busy handling once the holder commits', async () => {
+    const dir = tempDir();
+    const { db } = await openTestDatabase(dir);
+    db.exec('CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, tag TEXT NOT NULL, n INTEGER NOT NULL)');
+    const holder = startFixture('db-child.js', ['hold', dir, '600']);
+    await waitForLine(holder, 'locked');
+    const started = Date.now();
+    db.transaction(() => db.run("INSERT INTO t (tag, n) VALUES ('waiter', 1)"));
+    const waited = Date.now() - started;
+    const result = await waitForExit(holder);
+    expect(result.code, result.stderr).toBe(0);
+    expect(waited).toBeGreaterThan(100);
+    expect(db.all('SELECT tag FROM t ORDER BY id')).toEqual([{ tag: 'holder' }, { tag: 'waiter' }]);
+    db.close();
+  });
+});
