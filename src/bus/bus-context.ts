@@ -1,0 +1,23 @@
+/**
+ * Everything a bus operation needs, passed in rather than reached for, so
+ * tests drive operations with a real database, their own clock and config.
+ */
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { Database } from '../db/database.js';
+import type { Logger } from '../log.js';
+
+export interface BusContext {
+  /** The open agentbus database. */
+  readonly db: Database;
+  /** The validated configuration. */
+  readonly config: Config;
+  /** The time source; every timestamp the bus writes comes from it. */
+  readonly clock: Clock;
+  /** Diagnostics sink; never given payloads or keys. */
+  readonly log: Logger;
+  /** This process's random owner token: every session row it holds carries it. */
+  readonly owner: string;
+  /** The `context` register uses when the caller gives none: the working directory's basename. */
+  readonly defaultContext: string;
+}

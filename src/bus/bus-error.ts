@@ -1,0 +1,58 @@
+/**
+ * The one error class of the bus layer. Every failure a tool reports is a
+ * BusError; the MCP layer turns it into `{code, message, retryable}`.
+ */
+export type BusErrorCode =
+  | 'validation'
+  | 'not_registered'
+  | 'not_found'
+  | 'conflict'
+  | 'rate_limited'
+  | 'inspection_rejected'
+  | 'inspection_unavailable'
+  | 'capacity_exhausted'
+  | 'internal';
+
+const RETRYABLE: Readonly<Record<BusErrorCode, boolean>> = {
+  validation: false,
+  not_registered: false,
+  not_found: false,
+  conflict: false,
+  rate_limited: true,
+  inspection_rejected: false,
+  inspection_unavailable: true,
+  capacity_exhausted: false,
+  internal: true,
+};
+
+export interface BusErrorOptions {
+  /** The input field at fault, for `validation` (dotted path, e.g. `references.0.value`). */
+  readonly field?: string;
+  /** Overrides the code's default retryability. */
+  readonly retryable?: boolean;
+  /** The underlying error. */
+  readonly cause?: unknown;
+}
+
+export class BusError extends Error {
+  override readonly name = 'BusError';
+  readonly code: BusErrorCode;
+  readonly retryable: boolean;
+  readonly field: string | undefined;
+
+  constructor(code: BusErrorCode, message: string, options: BusErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.retryable = options.retryable ?? RETRYABLE[code];
+    this.field = options.field;
+  }
+
+  /** The wire shape: `{code, message, retryable}`. */
+  toJSON(): { code: BusErrorCode; message: string; retryable: boolean } {
+    return { code: this.code, message: this.message, retryable: this.retryable };
+  }
+}
+
+export function isBusError(error: unknown, code?: BusErrorCode): error is BusError {
+  return error instanceof BusError && (code === undefined || error.code === code);
+}

@@ -1,0 +1,230 @@
+/**
+ * Configuration: one JSON file, validated whole by a valibot schema, then
+ * overridden by AGENTBUS_DATA_DIR and AGENTBUS_DRIVER. Unknown keys, wrong
+ * types, out-of-range values and invalid combinations are refused with the
+ * key and the correction; nothing is clamped.
+ */
+import { accessSync, constants, readFileSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
+import * as v from 'valibot';
+import { DRIVER_CHOICES, type DriverChoice } from './db/select-driver.js';
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  /** `config_invalid` for a bad value, `config_unreadable` for a file that cannot be read or parsed. */
+  readonly code: 'config_invalid' | 'config_unreadable';
+  /** Each problem: the key (dotted path) and what to do. */
+  readonly problems: readonly { readonly key: string; readonly message: string }[];
+
+  constructor(
+    code: 'config_invalid' | 'config_unreadable',
+    source: string,
+    problems: readonly { key: string; message: string }[],
+  ) {
+    super(`${source}: ${problems.map((p) => (p.key === '' ? p.message : `${p.key}: ${p.message}`)).join('; ')}`);
+    this.code = code;
+    this.problems = problems;
+  }
+}
+
+const int = (min: number, max: number, fallback: number) =>
+  v.optional(
+    v.pipe(
+      v.number('must be a number'),
+      v.integer('must be a whole number'),
+      v.minValue(min, `must be at least ${min}`),
+      v.maxValue(max, `must be at most ${max}`),
+    ),
+    fallback,
+  );
+
+const nonEmpty = (what: string) => v.pipe(v.string(`must be a string (${what})`), v.minLength(1, `must not be empty (${what})`));
+
+const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+
+/** The config file's schema: every key of the design's table plus `driver`. */
+export const ConfigFileSchema = v.strictObject({
+  data_directory: v.optional(nonEmpty('a directory path'), '~/.local/share/agentbus'),
+  driver: v.optional(v.picklist(DRIVER_CHOICES, `must be one of ${DRIVER_CHOICES.join(', ')}`), 'auto'),
+  sqlite_budget_mib: int(64, 1_048_576, 2048),
+  message_retention_hours: int(1, 8760, 168),
+  cleanup_free_percent: int(5, 90, 25),
+  cleanup_interval_seconds: int(5, 3600, 60),
+  cursor_idle_hours: int(1, 720, 72),
+  tombstone_min_hours: int(72, 720, 72),
+  receipt_retention_minutes: int(1, 1440, 60),
+  max_message_kib: int(1, 1024, 64),
+  send_messages_per_second: int(1, 10_000, 100),
+  send_kib_per_second: int(64, 65_536, 1024),
+  receive_default_count: int(1, 1000, 100),
+  receive_max_count: int(1, 10_000, 1000),
+  receive_max_wait_seconds: int(0, 240, 60),
+  result_default_kib: int(1, 4096, 64),
+  discovery_enabled: v.optional(v.boolean('must be true or false'), true),
+  inspection_command: v.optional(
+    v.pipe(
+      v.array(nonEmpty('one argv entry'), 'must be an array of strings: the executable, then its literal arguments'),
+      v.maxLength(64, 'must have at most 64 entries'),
+      v.check((argv) => argv.reduce((n, a) => n + Buffer.byteLength(a), 0) <= 32 * 1024, 'must total at most 32 KiB'),
+    ),
+    [],
+  ),
+  inspection_timeout_seconds: v.optional(
+    v.pipe(v.number('must be a number'), v.minValue(0.1, 'must be at least 0.1'), v.maxValue(60, 'must be at most 60')),
+    5,
+  ),
+  embedding_endpoint: v.optional(
+    v.pipe(
+      v.string('must be a URL string'),
+      v.url('must be a URL such as http://127.0.0.1:11434/v1/embeddings'),
+      v.check((u) => /^https?:\/\//i.test(u), 'must be an http:// or https:// URL'),
+    ),
+  ),
+  embedding_model: v.optional(nonEmpty('the model name')),
+  embedding_api_key_file: v.optional(nonEmpty('a file path')),
+  embedding_api_key_env: v.optional(
+    v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name such as OPENAI_API_KEY')),
+  ),
+  log_level: v.optional(v.picklist(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`), 'info'),
+});
+
+type FileConfig = v.InferOutput<typeof ConfigFileSchema>;
+
+/** The validated configuration with paths resolved and environment overrides applied. */
+export interface Config extends Omit<FileConfig, 'driver' | 'data_directory' | 'embedding_api_key_file'> {
+  /** Absolute data directory. */
+  readonly data_directory: string;
+  /** The driver choice after AGENTBUS_DRIVER. */
+  readonly driver: DriverChoice;
+  /** Absolute path of the key file, when configured. */
+  readonly embedding_api_key_file: string | undefined;
+  /** The config file that was read, or would have been read. */
+  readonly configPath: string;
+  /** False when no file existed at the default path (defaults only). */
+  readonly configFileFound: boolean;
+}
+
+export interface LoadConfigOptions {
+  /** `--config` from the command line; wins over AGENTBUS_CONFIG. */
+  readonly configPath?: string | undefined;
+  /** The environment to read AGENTBUS_* from. */
+  readonly env: NodeJS.ProcessEnv;
+  /** The user's home directory, for `~/`. */
+  readonly homeDir: string;
+  /** The working directory, for relative paths given in the environment or on the command line. */
+  readonly cwd: string;
+}
+
+function expandHome(path: string, homeDir: string): string {
+  if (path === '~') return homeDir;
+  return path.startsWith('~/') ? join(homeDir, path.slice(2)) : path;
+}
+
+function resolvePath(path: string, base: string, homeDir: string): string {
+  const expanded = expandHome(path, homeDir);
+  return isAbsolute(expanded) ? expanded : resolve(base, expanded);
+}
+
+function keyOf(issue: v.BaseIssue<unknown>): string {
+  return (issue.path ?? []).map((p) => String(p.key)).join('.');
+}
+
+function unknownKeyMessage(issue: v.BaseIssue<unknown>): string | undefined {
+  // strictObject reports an unknown key as an issue whose path ends at that key.
+  if (issue.kind === 'schema' && issue.expected === 'never') {
+    const allowed = Object.keys(ConfigFileSchema.entries).join(', ');
+    return `is not a setting; remove it (known settings: ${allowed})`;
+  }
+  return undefined;
+}
+
+/** Reads, validates and resolves the configuration. Throws ConfigError. */
+export function loadConfig(options: LoadConfigOptions): Config {
+  const { env, homeDir, cwd } = options;
+  const explicit = options.configPath ?? (env.AGENTBUS_CONFIG || undefined);
+  const configPath = explicit !== undefined ? resolvePath(explicit, cwd, homeDir) : join(homeDir, '.config', 'agentbus', 'config.json');
+  const source = `config ${configPath}`;
+
+  let raw: unknown = {};
+  let configFileFound = true;
+  try {
+    const text = readFileSync(configPath, 'utf8');
+    try {
+      raw = JSON.parse(text);
+    } catch (error) {
+      throw new ConfigError('config_unreadable', source, [
+        { key: '', message: `is not valid JSON (${(error as Error).message}); fix the syntax` },
+      ]);
+    }
+  } catch (error) {
+    if (error instanceof ConfigError) throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' && explicit === undefined) {
+      configFileFound = false;
+    } else {
+      const how = explicit !== undefined ? 'given by --config or AGENTBUS_CONFIG' : 'at the default path';
+      throw new ConfigError('config_unreadable', source, [
+        { key: '', message: `cannot be read (${code}); it was ${how}: create it, fix its permissions, or point elsewhere` },
+      ]);
+    }
+  }
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new ConfigError('config_invalid', source, [{ key: '', message: 'must be a JSON object of settings' }]);
+  }
+
+  const parsed = v.safeParse(ConfigFileSchema, raw);
+  if (!parsed.success) {
+    throw new ConfigError(
+      'config_invalid',
+      source,
+      parsed.issues.map((issue) => ({ key: keyOf(issue), message: unknownKeyMessage(issue) ?? issue.message })),
+    );
+  }
+  const file = parsed.output;
+  const configDir = resolve(configPath, '..');
+  const problems: { key: string; message: string }[] = [];
+
+  if (file.receive_default_count > file.receive_max_count) {
+    problems.push({
+      key: 'receive_default_count',
+      message: `(${file.receive_default_count}) must not exceed receive_max_count (${file.receive_max_count}); lower it or raise receive_max_count`,
+    });
+  }
+  if (file.embedding_endpoint !== undefined && file.embedding_model === undefined) {
+    problems.push({ key: 'embedding_model', message: 'is required when embedding_endpoint is set; name the model to request' });
+  }
+  if (file.send_kib_per_second < file.max_message_kib) {
+    problems.push({
+      key: 'send_kib_per_second',
+      message: `(${file.send_kib_per_second}) must be at least max_message_kib (${file.max_message_kib}) so one largest message fits the byte burst`,
+    });
+  }
+  let keyFile: string | undefined;
+  if (file.embedding_api_key_file !== undefined) {
+    keyFile = resolvePath(file.embedding_api_key_file, configDir, homeDir);
+    try {
+      accessSync(keyFile, constants.R_OK);
+    } catch {
+      problems.push({ key: 'embedding_api_key_file', message: `${keyFile} is not a readable file; create it or fix the path` });
+    }
+  }
+
+  let driver: DriverChoice = file.driver;
+  const envDriver = env.AGENTBUS_DRIVER;
+  if (envDriver !== undefined && envDriver !== '') {
+    if (!(DRIVER_CHOICES as readonly string[]).includes(envDriver)) {
+      problems.push({ key: 'AGENTBUS_DRIVER', message: `"${envDriver}" names no driver; use one of ${DRIVER_CHOICES.join(', ')}` });
+    } else {
+      driver = envDriver as DriverChoice;
+    }
+  }
+  if (problems.length > 0) throw new ConfigError('config_invalid', source, problems);
+
+  const envDataDir = env.AGENTBUS_DATA_DIR;
+  const data_directory =
+    envDataDir !== undefined && envDataDir !== ''
+      ? resolvePath(envDataDir, cwd, homeDir)
+      : resolvePath(file.data_directory, configDir, homeDir);
+
+  return { ...file, data_directory, driver, embedding_api_key_file: keyFile, configPath, configFileFound };
+}
