@@ -22,8 +22,6 @@ export type DbErrorCode =
   | 'sql'
   /** The driver cannot run on this Node (e.g. node:sqlite is missing). */
   | 'driver_unavailable'
-  /** AGENTBUS_DRIVER or config `driver` names no known driver. */
-  | 'driver_unknown'
   /** The file records the other lock protocol than the chosen driver speaks. */
   | 'protocol_mismatch'
   /** The file is not SQLite, or is SQLite but not an agentbus database. */

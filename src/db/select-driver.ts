@@ -3,7 +3,6 @@
  * driver through the Driver contract it returns.
  */
 import type { DriverLoadResult, DriverName, LockProtocol } from './driver.js';
-import { DbError } from './db-error.js';
 
 /** What a user may ask for: a driver by name, or `auto`. */
 export type DriverChoice = 'auto' | DriverName;
@@ -15,16 +14,6 @@ export const DRIVER_FOR_PROTOCOL: Readonly<Record<LockProtocol, DriverName>> = {
   posix: 'native',
   portable: 'wasm',
 };
-
-/** Validates a driver choice from AGENTBUS_DRIVER or config; `source` names where it came from. */
-export function parseDriverChoice(value: string | undefined, source: string): DriverChoice {
-  if (value === undefined || value === '') return 'auto';
-  if ((DRIVER_CHOICES as readonly string[]).includes(value)) return value as DriverChoice;
-  throw new DbError(
-    'driver_unknown',
-    `${source} is "${value}", which names no driver; use one of: ${DRIVER_CHOICES.join(', ')}`,
-  );
-}
 
 const loaded = new Map<DriverName, Promise<DriverLoadResult>>();
 

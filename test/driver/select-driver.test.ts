@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isDbError } from '../../src/db/db-error.js';
-import { DRIVER_CHOICES, loadDriver, parseDriverChoice } from '../../src/db/select-driver.js';
+import { loadDriver } from '../../src/db/select-driver.js';
 import { runFixture } from '../support/child-process.js';
 import { tempDir } from '../support/test-driver.js';
 
@@ -10,19 +9,6 @@ function nodeAtLeast(major: number, minor: number): boolean {
 }
 
 describe('driver selection', () => {
-  it('rejects a misspelt driver name, listing the valid ones', () => {
-    let error: unknown;
-    try {
-      parseDriverChoice('natve', 'AGENTBUS_DRIVER');
-    } catch (e) {
-      error = e;
-    }
-    expect(isDbError(error, 'driver_unknown')).toBe(true);
-    for (const name of DRIVER_CHOICES) expect((error as Error).message).toContain(name);
-    expect(parseDriverChoice(undefined, 'AGENTBUS_DRIVER')).toBe('auto');
-    expect(parseDriverChoice('wasm', 'AGENTBUS_DRIVER')).toBe('wasm');
-  });
-
   it('reports native as unavailable, with the Node version it needs, where node:sqlite is missing', async () => {
     const result = await loadDriver('native');
     if (nodeAtLeast(22, 13)) {

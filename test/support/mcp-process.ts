@@ -1,0 +1,75 @@
+/**
+ * Real `agentbus mcp` processes driven over stdio by the MCP SDK's client, with
+ * the driver of the current vitest project and an isolated data directory.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterEach } from 'vitest';
+import { testDriverName } from './test-driver.js';
+
+export const AGENTBUS_BIN = fileURLToPath(new URL('../../bin/agentbus.js', import.meta.url));
+
+export interface McpProcess {
+  readonly client: Client;
+  readonly transport: StdioClientTransport;
+  /** Everything the server wrote on stderr so far. */
+  stderr(): string;
+  /** Calls a tool and returns its structuredContent, whether success or error. */
+  call(name: string, args?: Record<string, unknown>): Promise<Record<string, unknown>>;
+  close(): Promise<void>;
+}
+
+const open: McpProcess[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((p) => p.close()));
+});
+
+/** The environment a server process gets: isolated data directory, the project's driver. */
+export function serverEnv(dataDir: string, extra: Record<string, string> = {}): Record<string, string> {
+  return { ...getDefaultEnvironment(), AGENTBUS_DATA_DIR: dataDir, AGENTBUS_DRIVER: testDriverName(), AGENTBUS_CONFIG: `${dataDir}/config.json`, ...extra };
+}
+
+export interface StartMcpOptions {
+  /** Settings written to the config file the server reads (default: none, all defaults). */
+  readonly config?: Record<string, unknown>;
+  readonly env?: Record<string, string>;
+  readonly cwd?: string;
+}
+
+/** Spawns `agentbus mcp` and connects a client (initialize done, tools listed so outputs are validated). */
+export async function startMcp(dataDir: string, options: StartMcpOptions = {}): Promise<McpProcess> {
+  mkdirSync(dataDir, { recursive: true });
+  writeFileSync(`${dataDir}/config.json`, JSON.stringify(options.config ?? {}));
+  const { cwd, env: extraEnv = {} } = options;
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [AGENTBUS_BIN, 'mcp'],
+    env: serverEnv(dataDir, extraEnv),
+    stderr: 'pipe',
+    ...(cwd === undefined ? {} : { cwd }),
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
+  const client = new Client({ name: 'agentbus-test', version: '0' });
+  await client.connect(transport);
+  await client.listTools();
+  let closed = false;
+  const proc: McpProcess = {
+    client,
+    transport,
+    stderr: () => stderr,
+    async call(name, args = {}) {
+      const result = await client.callTool({ name, arguments: args });
+      return (result.structuredContent ?? {}) as Record<string, unknown>;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await client.close();
+    },
+  };
+  open.push(proc);
+  return proc;
+}
