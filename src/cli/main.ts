@@ -10,6 +10,7 @@ import { systemClock } from '../clock.js';
 import { packageVersion } from '../package-version.js';
 import { CliError, EXIT_CODES } from './cli-error.js';
 import type { CliIo } from './cli-io.js';
+import { identityCommand } from './identity-command.js';
 import { mcpCommand } from './mcp-command.js';
 
 type Action = (io: CliIo, args: readonly string[], flags: Record<string, unknown>) => Promise<number | void>;
@@ -31,6 +32,13 @@ const COMMANDS: Readonly<Record<string, CommandSpec>> = {
     options: COMMON_OPTIONS,
     examples: ['mcp', 'mcp --config ~/.config/agentbus/config.json'],
     action: (io, _args, flags) => mcpCommand(io, flags),
+  },
+  identity: {
+    usage: 'identity',
+    describe: 'Print the one-line registration prompt for this directory (for a SessionStart hook), from .local/agentbus.json.',
+    options: [],
+    examples: ['identity'],
+    action: async (io) => identityCommand(io),
   },
 };
 
