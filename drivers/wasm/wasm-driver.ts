@@ -1,9 +1,36 @@
 /**
- * Placeholder until the WebAssembly driver lands (its own issue): it reports
- * itself unavailable, so nothing selects it and no test reports it green.
+ * The wasm driver: SQLite compiled to WebAssembly (@sqlite.org/sqlite-wasm,
+ * pinned) over a node:fs file layer with the `portable` lock protocol and a
+ * cross-process WAL index. It runs wherever Node >= 20 runs. It must never
+ * share a database file with the native driver: see docs/drivers.md.
  */
-import type { DriverLoadResult } from '../../src/db/driver.js';
+import type { DriverCapabilities, DriverLoadResult, Driver, Connection, OpenOptions } from '../../src/db/driver.js';
+import { DbError } from '../../src/db/db-error.js';
+import { loadSqlite3, type Sqlite3 } from './sqlite-runtime.js';
+import { installNodeFsVfs } from './node-fs-vfs.js';
+import { WasmConnection } from './wasm-connection.js';
 
+/** Loads the wasm module and registers the file layer, or says why it cannot. Never throws. */
 export async function loadWasmDriver(): Promise<DriverLoadResult> {
-  return { ok: false, reason: 'the wasm driver is not built yet' };
+  let sqlite3: Sqlite3;
+  try {
+    sqlite3 = await loadSqlite3();
+    installNodeFsVfs(sqlite3);
+  } catch (error) {
+    return { ok: false, reason: `the wasm driver failed to start: ${(error as Error)?.message ?? String(error)}` };
+  }
+  const capabilities: DriverCapabilities = {
+    name: 'wasm',
+    sqliteVersion: sqlite3.version.libVersion,
+    lockProtocol: 'portable',
+    wal: true,
+  };
+  const driver: Driver = {
+    capabilities,
+    open(path: string, options: OpenOptions): Connection {
+      if (typeof path !== 'string' || path === '') throw new DbError('cantopen', 'a database path is required');
+      return WasmConnection.open(sqlite3, path, options, capabilities);
+    },
+  };
+  return { ok: true, driver };
 }

@@ -6,6 +6,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import type { Logger } from '../log.js';
+import type { RateLimiter } from './rate-limiter.js';
 
 export interface BusContext {
   /** The open agentbus database. */
@@ -20,4 +21,6 @@ export interface BusContext {
   readonly owner: string;
   /** The `context` register uses when the caller gives none: the working directory's basename. */
   readonly defaultContext: string;
+  /** Per-sender send limits, one instance per process; when absent, mutations are not rate limited. */
+  readonly rateLimiter?: RateLimiter;
 }

@@ -1,27 +1,21 @@
 /**
  * The MCP server on the SDK's low-level Server: tools/list from the tool
- * definitions, tools/call validated by valibot and answered with
+ * definitions, tools/call dispatched to the bus operations (which validate) and answered with
  * structuredContent plus the same JSON as text.
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import * as v from 'valibot';
 import type { BusContext } from '../bus/bus-context.js';
 import { BusError } from '../bus/bus-error.js';
 import { SERVER_INSTRUCTIONS } from './instructions.js';
 import { inputJsonSchema, outputJsonSchema } from './json-schema.js';
 import type { ToolCallExtra, ToolDefinition } from './tool-definition.js';
-import { errorResult, successResult, toBusError, validationError, type ToolResult } from './tool-result.js';
+import { errorResult, successResult, toBusError, type ToolResult } from './tool-result.js';
 
 export interface McpServerOptions {
   readonly ctx: BusContext;
   readonly tools: readonly ToolDefinition[];
   readonly version: string;
-}
-
-function objectKeys(schema: v.GenericSchema): string[] {
-  const entries = (schema as { entries?: Record<string, unknown> }).entries;
-  return entries === undefined ? [] : Object.keys(entries);
 }
 
 export function createMcpServer({ ctx, tools, version }: McpServerOptions): Server {
@@ -49,9 +43,6 @@ export function createMcpServer({ ctx, tools, version }: McpServerOptions): Serv
         }),
       );
     }
-    const parsed = v.safeParse(tool.input, request.params.arguments ?? {});
-    if (!parsed.success) return errorResult(validationError(parsed.issues, objectKeys(tool.input)));
-
     const progressToken = request.params._meta?.progressToken;
     const callExtra: ToolCallExtra = {
       signal: extra.signal,
@@ -66,7 +57,7 @@ export function createMcpServer({ ctx, tools, version }: McpServerOptions): Serv
       },
     };
     try {
-      const result = await tool.handler(ctx, parsed.output, callExtra);
+      const result = await tool.handler(ctx, request.params.arguments ?? {}, callExtra);
       return successResult(result as Record<string, unknown>);
     } catch (thrown) {
       const { error, unexpected } = toBusError(thrown);

@@ -14,6 +14,10 @@ import { openDatabase, prepareDataDir } from '../db/open-database.js';
 import { createFileLogger } from '../log.js';
 import { createMcpServer } from './mcp-server.js';
 import type { ToolDefinition } from './tool-definition.js';
+import type { ToolServices } from './tools/all-tools.js';
+import { createChangeWaiter } from '../bus/change-waiter.js';
+import { heartbeat, HEARTBEAT_INTERVAL_MS } from '../bus/identity.js';
+import { RateLimiter } from '../bus/rate-limiter.js';
 
 export interface McpProcessOptions {
   /** The JSON-RPC input stream (stdin of the process). */
@@ -24,7 +28,8 @@ export interface McpProcessOptions {
   readonly clock: Clock;
   /** The working directory; its basename is the default register context. */
   readonly cwd: string;
-  readonly tools: readonly ToolDefinition[];
+  /** Builds the tool list from the process's shared services. */
+  readonly tools: (services: ToolServices) => readonly ToolDefinition[];
   readonly version: string;
   /** Periodic work started with the server, stopped at shutdown. */
   readonly background?: (ctx: BusContext) => { stop(): Promise<void> | void };
@@ -50,8 +55,20 @@ export async function runMcp(options: McpProcessOptions): Promise<void> {
     log,
     owner: randomUUID(),
     defaultContext: basename(options.cwd) || 'unknown',
+    rateLimiter: new RateLimiter(config),
   };
-  const server = createMcpServer({ ctx, tools: options.tools, version: options.version });
+  const waiter = createChangeWaiter(dataDir);
+  const server = createMcpServer({ ctx, tools: options.tools({ waiter }), version: options.version });
+  // The heartbeat keeps this process's names live; a failure (busy, reset) is
+  // retried on the next beat, and a lost name surfaces as not_registered.
+  const beat = setInterval(() => {
+    try {
+      heartbeat(ctx);
+    } catch (error) {
+      log.warn('heartbeat failed', { error: (error as Error).message });
+    }
+  }, HEARTBEAT_INTERVAL_MS);
+  beat.unref();
   const background = options.background?.(ctx);
   const transport = new StdioServerTransport(options.stdin, options.stdout);
   const closed = new Promise<void>((resolve) => {
@@ -60,6 +77,8 @@ export async function runMcp(options: McpProcessOptions): Promise<void> {
   });
   await server.connect(transport);
   await closed;
+  clearInterval(beat);
+  waiter.close();
   await background?.stop();
   await server.close().catch(() => undefined);
   db.close();

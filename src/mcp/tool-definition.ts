@@ -24,32 +24,20 @@ export interface ToolCallExtra {
   readonly progress: (progress: number, total: number | undefined, message?: string) => void;
 }
 
-// Schemas are stored type-erased: each tool's handler is checked against its own schemas where it is defined.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type AnySchema = v.GenericSchema<any, any>;
-
-export interface ToolDefinition<TInput = unknown, TOutput = unknown> {
+export interface ToolDefinition {
   /** The stable tool name (architecture.md). */
   readonly name: string;
   /** One or two sentences, starting `Agentbus:`. */
   readonly description: string;
-  /** Validates arguments; its JSON Schema is the tool's inputSchema. */
-  readonly input: v.GenericSchema<unknown, TInput> | AnySchema;
-  /** Describes the success result; its JSON Schema (with the error envelope) is the outputSchema. */
-  readonly output: v.GenericSchema<TOutput> | AnySchema;
+  /** The operation's input schema; its JSON Schema is the tool's inputSchema. */
+  readonly input: v.GenericSchema;
+  /** The operation's success schema; with the error envelope it is the outputSchema. */
+  readonly output: v.GenericSchema;
   readonly annotations: ToolAnnotations;
-  /** Performs the call with validated input; throws BusError on failure. */
-  handler(ctx: BusContext, input: TInput, extra: ToolCallExtra): TOutput | Promise<TOutput>;
-}
-
-/** Defines a tool with its handler typed by its schemas. */
-export function defineTool<I extends AnySchema, O extends AnySchema>(tool: {
-  readonly name: string;
-  readonly description: string;
-  readonly input: I;
-  readonly output: O;
-  readonly annotations: ToolAnnotations;
-  handler(ctx: BusContext, input: v.InferOutput<I>, extra: ToolCallExtra): v.InferInput<O> | Promise<v.InferInput<O>>;
-}): ToolDefinition<v.InferOutput<I>, v.InferInput<O>> {
-  return tool;
+  /**
+   * Performs the call. Arguments arrive unvalidated: the bus operation
+   * validates them itself (one validation path, the same in-process and over
+   * MCP) and throws BusError on failure.
+   */
+  handler(ctx: BusContext, args: unknown, extra: ToolCallExtra): object | Promise<object>;
 }

@@ -1,4 +1,38 @@
 /** Every tool the server offers, in the order tools/list shows them. */
+import type { ChangeWaiter } from '../../bus/change-waiter.js';
 import type { ToolDefinition } from '../tool-definition.js';
+import { createChannelTool } from './create-channel.js';
+import { deleteMemoryTool } from './delete-memory.js';
+import { discoverTool } from './discover.js';
+import { editMemoryTool } from './edit-memory.js';
+import { getMemoryTool } from './get-memory.js';
+import { historyTool } from './history.js';
+import { listChannelsTool } from './list-channels.js';
+import { receiveTool } from './receive.js';
+import { registerTool } from './register.js';
+import { sendTool } from './send.js';
+import { subscribeTool } from './subscribe.js';
+import { unsubscribeTool } from './unsubscribe.js';
 
-export const allTools: readonly ToolDefinition[] = [];
+/** The per-process services tools share. */
+export interface ToolServices {
+  /** Wakes long-poll receives when another process commits. */
+  readonly waiter: ChangeWaiter;
+}
+
+export function allTools(services: ToolServices): ToolDefinition[] {
+  return [
+    registerTool,
+    createChannelTool,
+    listChannelsTool,
+    subscribeTool,
+    unsubscribeTool,
+    sendTool,
+    receiveTool(services.waiter),
+    historyTool,
+    getMemoryTool,
+    editMemoryTool,
+    deleteMemoryTool,
+    discoverTool,
+  ];
+}

@@ -1,0 +1,62 @@
+/**
+ * Busy waiting that wakes when the lock frees up. SQLite's default busy
+ * handler sleeps on a fixed schedule (1, 2, 5 ... 100 ms) and only then looks
+ * again, so a lock freed after 1 ms still costs up to 100 ms. This handler
+ * sleeps in short Atomics.wait steps (no spinning) and returns as soon as the
+ * lock that refused us is no longer held by a live owner, while keeping
+ * SQLite's contract: give up (SQLITE_BUSY) once the busy timeout has passed
+ * in wall-clock time.
+ */
+import { sleepSync } from '../../src/db/sleep-sync.js';
+import type { LockRecord } from './lock-table.js';
+import { refreshAllIndexes } from './shm-index.js';
+
+/** Step between looks at the lock table while waiting. */
+const POLL_MS = 0.5;
+/** Longest single wait before handing control back to SQLite for a retry. */
+const MAX_WAIT_MS = 50;
+
+interface Refusal {
+  /** The record that was refused. */
+  readonly record: LockRecord;
+  /** Record byte offsets that conflicted. */
+  readonly conflicts: readonly number[];
+}
+
+let lastRefusal: Refusal | undefined;
+
+/** Remembers what the last SQLITE_BUSY from a lock was waiting for. */
+export function noteRefusal(record: LockRecord, conflicts: readonly number[]): void {
+  lastRefusal = { record, conflicts };
+}
+
+/** Per connection: when the current busy episode started. */
+export class BusyWaiter {
+  /** Milliseconds a busy episode may last before SQLite gets SQLITE_BUSY. */
+  timeoutMs: number;
+  #episodeStart = 0;
+
+  constructor(timeoutMs: number) {
+    this.timeoutMs = timeoutMs;
+  }
+
+  /** The sqlite3_busy_handler callback: 1 = retry, 0 = give up. */
+  handle(attempt: number): number {
+    const now = Date.now();
+    if (attempt === 0) this.#episodeStart = now;
+    const left = this.#episodeStart + this.timeoutMs - now;
+    if (left <= 0) return 0;
+    const refusal = lastRefusal;
+    lastRefusal = undefined;
+    const until = now + Math.min(left, MAX_WAIT_MS);
+    // Jitter so that waiters woken by one release do not all collide again.
+    sleepSync(Math.random() * POLL_MS);
+    while (Date.now() < until) {
+      if (refusal !== undefined && !refusal.record.othersHoldAny(refusal.conflicts)) break;
+      sleepSync(POLL_MS);
+      if (refusal === undefined && Date.now() - now >= 1 + attempt) break;
+    }
+    refreshAllIndexes();
+    return 1;
+  }
+}

@@ -1,0 +1,438 @@
+/**
+ * SQLite's file layer (VFS) over synchronous node:fs. Files are real files on
+ * disk in SQLite's own formats, so stock SQLite can read them when no agentbus
+ * process runs. Locking is the `portable` protocol (portable-locks.ts and
+ * the lock table), WAL shared memory is shm-index.ts, and sleeps block with
+ * Atomics.wait instead of spinning.
+ */
+import {
+  closeSync,
+  constants as fsc,
+  fdatasyncSync,
+  fstatSync,
+  fsyncSync,
+  ftruncateSync,
+  openSync,
+  readSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+  accessSync,
+} from 'node:fs';
+import { randomFillSync, randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { sleepSync } from '../../src/db/sleep-sync.js';
+import { LockRecord } from './lock-table.js';
+import { DatabaseLock } from './portable-locks.js';
+import { refreshAllIndexes, ShmIndex } from './shm-index.js';
+import { closeConnectionNumber, openConnectionNumber, selfOwner } from './owner-liveness.js';
+import type { Sqlite3 } from './sqlite-runtime.js';
+import { count } from './vfs-stats.js';
+
+/** The name the file layer registers under. */
+export const VFS_NAME = 'agentbus-nodefs';
+
+const SQLITE_OK = 0;
+const SQLITE_IOERR = 10;
+const SQLITE_NOTFOUND = 12;
+const SQLITE_CANTOPEN = 14;
+const SQLITE_IOERR_READ = 266;
+const SQLITE_IOERR_SHORT_READ = 522;
+const SQLITE_IOERR_WRITE = 778;
+const SQLITE_IOERR_FSYNC = 1034;
+const SQLITE_IOERR_TRUNCATE = 1546;
+const SQLITE_IOERR_FSTAT = 1802;
+const SQLITE_IOERR_UNLOCK = 2058;
+const SQLITE_IOERR_DELETE = 2570;
+const SQLITE_IOERR_ACCESS = 3338;
+const SQLITE_IOERR_CHECKRESERVEDLOCK = 3594;
+const SQLITE_IOERR_LOCK = 3850;
+const SQLITE_IOERR_SHMOPEN = 4618;
+const SQLITE_IOERR_SHMLOCK = 5130;
+const SQLITE_IOERR_SHMMAP = 5386;
+const SQLITE_IOERR_DELETE_NOENT = 5898;
+const SQLITE_FULL = 13;
+
+const OPEN_READONLY = 0x1;
+const OPEN_READWRITE = 0x2;
+const OPEN_CREATE = 0x4;
+const OPEN_DELETEONCLOSE = 0x8;
+const OPEN_EXCLUSIVE = 0x10;
+const OPEN_MAIN_DB = 0x100;
+const OPEN_WAL = 0x80000;
+
+const ACCESS_EXISTS = 0;
+const SYNC_DATAONLY = 0x10;
+const IOCAP_POWERSAFE_OVERWRITE = 0x1000;
+const SECTOR_SIZE = 4096;
+
+/** The state behind one sqlite3_file. */
+interface OpenFile {
+  /** The OS file descriptor. */
+  readonly fd: number;
+  /** Absolute path (already unlinked for anonymous temp files). */
+  readonly path: string;
+  /** SQLITE_OPEN_* flags it was opened with. */
+  readonly flags: number;
+  /** Unlink on close (DELETEONCLOSE with a name). */
+  readonly deleteOnClose: boolean;
+  /** For main databases: the connection number that owns the locks. */
+  readonly connection?: number;
+  /** For main databases: this connection's record in the lock table. */
+  readonly record?: LockRecord;
+  /** For main databases: the database lock level. */
+  readonly lock?: DatabaseLock;
+  /** For main databases in WAL mode: the shared WAL index. */
+  shm?: ShmIndex;
+}
+
+const files = new Map<number, OpenFile>();
+
+const debug = process.env.AGENTBUS_WASM_DEBUG === '1';
+
+/** Maps a failure inside the file layer to a SQLite code; with AGENTBUS_WASM_DEBUG=1 says what failed on stderr. */
+function failed(where: string, error: unknown, rc: number): number {
+  if (debug) process.stderr.write(`agentbus wasm vfs: ${where}: ${(error as Error)?.stack ?? String(error)}\n`);
+  return rc;
+}
+
+function errnoCode(error: unknown): string | undefined {
+  return (error as NodeJS.ErrnoException | undefined)?.code;
+}
+
+let installed = false;
+
+/** Registers the file layer with SQLite (once per process). */
+export function installNodeFsVfs(sqlite3: Sqlite3): void {
+  if (installed) return;
+  const { wasm, capi } = sqlite3;
+
+  const ioMethods = new capi.sqlite3_io_methods();
+  ioMethods.$iVersion = 2;
+  const vfs = new capi.sqlite3_vfs();
+  vfs.$iVersion = 2;
+  vfs.$szOsFile = capi.sqlite3_file.structInfo.sizeof;
+  vfs.$mxPathname = 1024;
+  vfs.$zName = wasm.allocCString(VFS_NAME);
+
+  const heap = {
+    heap8u: () => wasm.heap8u(),
+    heap32: () => wasm.heap32(),
+    alloc: (n: number) => wasm.alloc(n),
+    dealloc: (p: number) => wasm.dealloc(p),
+  };
+
+  const fileOf = (pFile: number): OpenFile => {
+    const f = files.get(pFile);
+    if (f === undefined) throw new Error(`unknown sqlite3_file ${pFile}`);
+    return f;
+  };
+
+  const io = {
+    xClose(pFile: number): number {
+      const f = files.get(pFile);
+      if (f === undefined) return SQLITE_OK;
+      files.delete(pFile);
+      let rc = SQLITE_OK;
+      try {
+        f.shm?.unmap(false);
+      } catch (error) {
+        rc = failed('xClose', error, SQLITE_IOERR);
+      }
+      try {
+        f.record?.release();
+      } catch (error) {
+        rc = failed('xClose', error, SQLITE_IOERR);
+      }
+      if (f.connection !== undefined) closeConnectionNumber(f.connection);
+      try {
+        closeSync(f.fd);
+        if (f.deleteOnClose) unlinkSync(f.path);
+      } catch (error) {
+        rc = failed('xClose', error, SQLITE_IOERR);
+      }
+      return rc;
+    },
+    xRead(pFile: number, pDest: number, n: number, offset: bigint): number {
+      try {
+        const f = fileOf(pFile);
+        let pos = Number(offset);
+        let done = 0;
+        const heap8 = wasm.heap8u();
+        while (done < n) {
+          const got = readSync(f.fd, heap8, pDest + done, n - done, pos);
+          if (got === 0) break;
+          done += got;
+          pos += got;
+        }
+        if (done < n) {
+          heap8.fill(0, pDest + done, pDest + n);
+          return SQLITE_IOERR_SHORT_READ;
+        }
+        return SQLITE_OK;
+      } catch (error) {
+        return failed('SQLITE_IOERR_READ', error, SQLITE_IOERR_READ);
+      }
+    },
+    xWrite(pFile: number, pSrc: number, n: number, offset: bigint): number {
+      try {
+        const f = fileOf(pFile);
+        let pos = Number(offset);
+        let done = 0;
+        const heap8 = wasm.heap8u();
+        while (done < n) {
+          const put = writeSync(f.fd, heap8, pSrc + done, n - done, pos);
+          done += put;
+          pos += put;
+        }
+        return SQLITE_OK;
+      } catch (error) {
+        return errnoCode(error) === 'ENOSPC' ? SQLITE_FULL : SQLITE_IOERR_WRITE;
+      }
+    },
+    xTruncate(pFile: number, size: bigint): number {
+      try {
+        ftruncateSync(fileOf(pFile).fd, Number(size));
+        return SQLITE_OK;
+      } catch (error) {
+        return failed('SQLITE_IOERR_TRUNCATE', error, SQLITE_IOERR_TRUNCATE);
+      }
+    },
+    xSync(pFile: number, flags: number): number {
+      try {
+        const f = fileOf(pFile);
+        if (flags & SYNC_DATAONLY) fdatasyncSync(f.fd);
+        else fsyncSync(f.fd);
+        return SQLITE_OK;
+      } catch (error) {
+        return failed('SQLITE_IOERR_FSYNC', error, SQLITE_IOERR_FSYNC);
+      }
+    },
+    xFileSize(pFile: number, pSize: number): number {
+      try {
+        wasm.poke64(pSize, BigInt(fstatSync(fileOf(pFile).fd).size));
+        return SQLITE_OK;
+      } catch (error) {
+        return failed('SQLITE_IOERR_FSTAT', error, SQLITE_IOERR_FSTAT);
+      }
+    },
+    xLock(pFile: number, level: number): number {
+      try {
+        const lock = fileOf(pFile).lock;
+        return lock === undefined ? SQLITE_OK : lock.lock(level);
+      } catch (error) {
+        return failed('SQLITE_IOERR_LOCK', error, SQLITE_IOERR_LOCK);
+      }
+    },
+    xUnlock(pFile: number, level: number): number {
+      try {
+        const lock = fileOf(pFile).lock;
+        return lock === undefined ? SQLITE_OK : lock.unlock(level);
+      } catch (error) {
+        return failed('SQLITE_IOERR_UNLOCK', error, SQLITE_IOERR_UNLOCK);
+      }
+    },
+    xCheckReservedLock(pFile: number, pOut: number): number {
+      try {
+        const lock = fileOf(pFile).lock;
+        wasm.poke32(pOut, lock !== undefined && lock.othersReserved() ? 1 : 0);
+        return SQLITE_OK;
+      } catch (error) {
+        return failed('SQLITE_IOERR_CHECKRESERVEDLOCK', error, SQLITE_IOERR_CHECKRESERVEDLOCK);
+      }
+    },
+    xFileControl(): number {
+      return SQLITE_NOTFOUND;
+    },
+    xSectorSize(): number {
+      return SECTOR_SIZE;
+    },
+    xDeviceCharacteristics(): number {
+      return IOCAP_POWERSAFE_OVERWRITE;
+    },
+    xShmMap(pFile: number, iRegion: number, szRegion: number, bExtend: number, pp: number): number {
+      let f: OpenFile;
+      try {
+        f = fileOf(pFile);
+        if (f.record === undefined || f.lock === undefined) return SQLITE_IOERR_SHMOPEN;
+        if (f.shm === undefined) {
+          const shm = new ShmIndex(heap, f.record);
+          f.shm = shm;
+          f.lock.setHooks({
+            onExclusive: () => shm.onDatabaseExclusive(),
+            beforeExclusiveRelease: () => shm.beforeDatabaseExclusiveRelease(),
+          });
+        }
+      } catch (error) {
+        return failed('SQLITE_IOERR_SHMOPEN', error, SQLITE_IOERR_SHMOPEN);
+      }
+      try {
+        wasm.pokePtr(pp, f.shm.map(iRegion, szRegion, bExtend !== 0));
+        return SQLITE_OK;
+      } catch (error) {
+        return failed('SQLITE_IOERR_SHMMAP', error, SQLITE_IOERR_SHMMAP);
+      }
+    },
+    xShmLock(pFile: number, ofst: number, n: number, flags: number): number {
+      try {
+        const shm = fileOf(pFile).shm;
+        if (shm === undefined) return SQLITE_IOERR_SHMLOCK;
+        return shm.lock(ofst, n, flags);
+      } catch (error) {
+        return failed('SQLITE_IOERR_SHMLOCK', error, SQLITE_IOERR_SHMLOCK);
+      }
+    },
+    xShmBarrier(): void {
+      // The private copy only changes under our own control (pulls at lock
+      // and sleep points), so there is nothing to order here.
+    },
+    xShmUnmap(pFile: number, deleteFlag: number): number {
+      try {
+        const f = fileOf(pFile);
+        const shm = f.shm;
+        if (shm === undefined) return SQLITE_OK;
+        f.shm = undefined;
+        f.lock?.setHooks(undefined);
+        shm.unmap(deleteFlag !== 0);
+        return SQLITE_OK;
+      } catch (error) {
+        return failed('SQLITE_IOERR', error, SQLITE_IOERR);
+      }
+    },
+  };
+
+  const vfsMethods = {
+    xOpen(_pVfs: number, zName: number, pFile: number, flags: number, pOutFlags: number): number {
+      wasm.pokePtr(pFile, 0);
+      let path: string;
+      let anonymous = false;
+      if (zName === 0) {
+        path = join(tmpdir(), `agentbus-sqlite-${randomBytes(8).toString('hex')}`);
+        anonymous = true;
+      } else {
+        path = wasm.cstrToJs(zName);
+      }
+      const writable = (flags & OPEN_READWRITE) !== 0;
+      let oflags = writable ? fsc.O_RDWR : fsc.O_RDONLY;
+      if (flags & OPEN_CREATE) oflags |= fsc.O_CREAT;
+      if (flags & OPEN_EXCLUSIVE || anonymous) oflags |= fsc.O_EXCL;
+      let fd: number;
+      let outFlags = flags;
+      try {
+        fd = openSync(path, oflags, 0o600);
+      } catch (error) {
+        const code = errnoCode(error);
+        if (writable && (code === 'EACCES' || code === 'EROFS' || code === 'EPERM') && !(flags & OPEN_CREATE)) {
+          try {
+            fd = openSync(path, fsc.O_RDONLY);
+            outFlags = (flags & ~OPEN_READWRITE) | OPEN_READONLY;
+          } catch (error) {
+            return failed('SQLITE_CANTOPEN', error, SQLITE_CANTOPEN);
+          }
+        } else {
+          return SQLITE_CANTOPEN;
+        }
+      }
+      if (anonymous) {
+        try {
+          unlinkSync(path);
+        } catch {
+          // Left for the OS temp cleaner.
+        }
+      }
+      let file: OpenFile;
+      if (flags & OPEN_MAIN_DB) {
+        const connection = openConnectionNumber();
+        let record: LockRecord;
+        try {
+          record = LockRecord.claim(path, selfOwner(connection));
+        } catch (error) {
+          failed('claim lock record', error, SQLITE_CANTOPEN);
+          closeConnectionNumber(connection);
+          closeSync(fd);
+          return SQLITE_CANTOPEN;
+        }
+        file = { fd, path, flags, deleteOnClose: false, connection, record, lock: new DatabaseLock(record) };
+      } else {
+        file = { fd, path, flags, deleteOnClose: !anonymous && (flags & OPEN_DELETEONCLOSE) !== 0 };
+      }
+      files.set(pFile, file);
+      wasm.pokePtr(pFile, ioMethods.pointer);
+      if (pOutFlags) wasm.poke32(pOutFlags, outFlags);
+      return SQLITE_OK;
+    },
+    xDelete(_pVfs: number, zName: number): number {
+      try {
+        unlinkSync(wasm.cstrToJs(zName));
+        return SQLITE_OK;
+      } catch (error) {
+        return errnoCode(error) === 'ENOENT' ? SQLITE_IOERR_DELETE_NOENT : SQLITE_IOERR_DELETE;
+      }
+    },
+    xAccess(_pVfs: number, zName: number, flags: number, pOut: number): number {
+      const path = wasm.cstrToJs(zName);
+      let ok = false;
+      try {
+        if (flags === ACCESS_EXISTS) {
+          // As unix does: an empty regular file (e.g. a zero-length -wal) does not count.
+          const st = statSync(path, { throwIfNoEntry: false });
+          ok = st !== undefined && (!st.isFile() || st.size > 0);
+        } else {
+          accessSync(path, fsc.R_OK | fsc.W_OK);
+          ok = true;
+        }
+      } catch (error) {
+        if (errnoCode(error) !== 'ENOENT' && errnoCode(error) !== 'EACCES') return SQLITE_IOERR_ACCESS;
+      }
+      wasm.poke32(pOut, ok ? 1 : 0);
+      return SQLITE_OK;
+    },
+    xFullPathname(_pVfs: number, zName: number, nOut: number, zOut: number): number {
+      const full = Buffer.from(resolve(wasm.cstrToJs(zName)), 'utf8');
+      if (full.length + 1 > nOut) return SQLITE_CANTOPEN;
+      const heap8 = wasm.heap8u();
+      heap8.set(full, zOut);
+      heap8[zOut + full.length] = 0;
+      return SQLITE_OK;
+    },
+    xRandomness(_pVfs: number, n: number, zOut: number): number {
+      randomFillSync(wasm.heap8u(), zOut, n);
+      return n;
+    },
+    xSleep(_pVfs: number, micros: number): number {
+      count('sleep');
+      count('sleep.us', micros);
+      // Trap 1: SQLite may read the WAL index without a lock after sleeping; make that read fresh.
+      try {
+        refreshAllIndexes();
+      } catch {
+        // A failed refresh only means the next lock will pull.
+      }
+      sleepSync(micros / 1000);
+      try {
+        refreshAllIndexes();
+      } catch {
+        // As above.
+      }
+      return micros;
+    },
+    xCurrentTime(_pVfs: number, pOut: number): number {
+      wasm.poke(pOut, Date.now() / 86400000 + 2440587.5, 'double');
+      return SQLITE_OK;
+    },
+    xCurrentTimeInt64(_pVfs: number, pOut: number): number {
+      wasm.poke64(pOut, BigInt(Date.now()) + 210866760000000n);
+      return SQLITE_OK;
+    },
+    xGetLastError(): number {
+      return 0;
+    },
+  };
+
+  sqlite3.vfs.installVfs({
+    io: { struct: ioMethods, methods: io as unknown as Record<string, (...args: never[]) => number | void> },
+    vfs: { struct: vfs, methods: vfsMethods as unknown as Record<string, (...args: never[]) => number | void> },
+  });
+  installed = true;
+}

@@ -1,0 +1,97 @@
+/**
+ * The `portable` lock protocol for the database file's lock levels (SHARED,
+ * RESERVED, PENDING, EXCLUSIVE), on top of the lock table. The rules follow
+ * SQLite's unix file layer, so SQLite's pager sees the behaviour it expects:
+ * - SHARED is refused while another connection holds PENDING or EXCLUSIVE;
+ * - RESERVED is refused while another connection holds RESERVED;
+ * - EXCLUSIVE first takes PENDING (which stops new readers), then succeeds
+ *   only when no other connection holds SHARED; if readers remain, the
+ *   connection keeps PENDING and answers BUSY, as unix does, and SQLite retries.
+ * Every check is Dekker's handshake (see lock-table.ts), so two takers can
+ * never both win. In WAL mode a connection holds SHARED for its whole life and
+ * only the last closer (or a journal-mode switch) reaches EXCLUSIVE.
+ */
+import { REC, type LockRecord } from './lock-table.js';
+
+/** SQLite's lock levels (sqlite3.h SQLITE_LOCK_*). */
+export const LOCK = { NONE: 0, SHARED: 1, RESERVED: 2, PENDING: 3, EXCLUSIVE: 4 } as const;
+
+const SQLITE_OK = 0;
+const SQLITE_BUSY = 5;
+
+const CONFLICTS_SHARED = [REC.dbPending, REC.dbExclusive];
+const CONFLICTS_RESERVED = [REC.dbReserved];
+const CONFLICTS_PENDING = [REC.dbPending];
+const CONFLICTS_EXCLUSIVE = [REC.dbShared];
+const CONFLICTS_ANY_WRITER = [REC.dbReserved, REC.dbPending, REC.dbExclusive];
+
+/** Hooks the WAL index needs around the EXCLUSIVE level (trap 2 in the design notes). */
+export interface ExclusiveHooks {
+  /** Called right after EXCLUSIVE is granted: bring the private WAL index up to date. */
+  onExclusive(): void;
+  /** Called right before EXCLUSIVE is given up: publish the private WAL index. */
+  beforeExclusiveRelease(): void;
+}
+
+/** The database-file lock state of one connection. */
+export class DatabaseLock {
+  /** The level SQLite believes this connection holds. */
+  level: number = LOCK.NONE;
+  readonly #record: LockRecord;
+  #hooks: ExclusiveHooks | undefined;
+
+  constructor(record: LockRecord) {
+    this.#record = record;
+  }
+
+  /** Installs the WAL-index hooks once the index is mapped. */
+  setHooks(hooks: ExclusiveHooks | undefined): void {
+    this.#hooks = hooks;
+  }
+
+  /** xLock: raises the level; returns SQLITE_OK or SQLITE_BUSY. */
+  lock(target: number): number {
+    if (this.level >= target) return SQLITE_OK;
+    const rec = this.#record;
+    if (target === LOCK.SHARED) {
+      if (!rec.tryTake(REC.dbShared, 1, CONFLICTS_SHARED)) return SQLITE_BUSY;
+      this.level = LOCK.SHARED;
+      return SQLITE_OK;
+    }
+    if (target === LOCK.RESERVED) {
+      if (!rec.tryTake(REC.dbReserved, 1, CONFLICTS_RESERVED)) return SQLITE_BUSY;
+      this.level = LOCK.RESERVED;
+      return SQLITE_OK;
+    }
+    // EXCLUSIVE (SQLite never asks for PENDING directly).
+    if (!rec.holds(REC.dbPending)) {
+      if (!rec.tryTake(REC.dbPending, 1, CONFLICTS_PENDING)) return SQLITE_BUSY;
+      this.level = LOCK.PENDING;
+    }
+    if (!rec.tryTake(REC.dbExclusive, 1, CONFLICTS_EXCLUSIVE)) return SQLITE_BUSY;
+    this.level = LOCK.EXCLUSIVE;
+    this.#hooks?.onExclusive();
+    return SQLITE_OK;
+  }
+
+  /** xUnlock: lowers the level to SHARED or NONE. */
+  unlock(target: number): number {
+    if (this.level <= target) return SQLITE_OK;
+    const rec = this.#record;
+    if (this.level === LOCK.EXCLUSIVE) this.#hooks?.beforeExclusiveRelease();
+    if (target === LOCK.SHARED) {
+      rec.write(REC.dbReserved, 3, 0);
+      this.level = LOCK.SHARED;
+    } else {
+      rec.write(REC.dbShared, 4, 0);
+      this.level = LOCK.NONE;
+    }
+    return SQLITE_OK;
+  }
+
+  /** xCheckReservedLock: whether another live connection holds RESERVED or more. */
+  othersReserved(): boolean {
+    if (this.level >= LOCK.RESERVED) return false;
+    return this.#record.othersHoldAny(CONFLICTS_ANY_WRITER);
+  }
+}

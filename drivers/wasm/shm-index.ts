@@ -1,0 +1,400 @@
+/**
+ * The cross-process WAL index. Node cannot mmap, so SQLite's shared-memory
+ * index lives privately in wasm memory (one 32 KiB allocation per region) and
+ * is synchronised with the `<db>-shm` file by copying: a shadow copy of each
+ * region remembers what was last exchanged with the file, so a push writes
+ * only the 4-byte words SQLite changed here, and a pull copies in only the
+ * words someone else changed there. The file keeps SQLite's own format.
+ *
+ * When: push+pull after every shm lock taken (and after a refusal, so a
+ * retry sees progress), push before every exclusive shm lock is released,
+ * pull inside every sleep (trap 1), full sync when the database lock reaches
+ * EXCLUSIVE and push before it is released (trap 2), and a re-check of
+ * nBackfill on fresh data when READ_LOCK(0) is granted (trap 3).
+ *
+ * Why this is enough: SQLite only writes the index while holding an exclusive
+ * shm lock (or the database EXCLUSIVE lock), hash tables only under
+ * WAL_WRITE_LOCK, and it validates the lock-free header reads against a
+ * checksummed double copy. A push writes hash tables first and the header last
+ * (copy 1 before copy 0, the order SQLite itself stores them), and a pull reads
+ * the header first, so whoever sees a new header also sees its hash entries.
+ *
+ * Every push bumps a stamp in the pusher's own lock-table record. Each lock
+ * attempt reads the lock table anyway, so a pull first compares the other
+ * records' stamps with those seen at the last pull and skips the 32 KiB read
+ * when none moved. Stamps live one per record, so concurrent pushers never
+ * overwrite each other's announcement. Words that changed are read twice and
+ * accepted only when both reads agree (torn-read hardening). Bytes 120..127
+ * (SQLite's unused aLock[] placeholder) are never synchronised.
+ */
+import { closeSync, constants as fsc, fstatSync, ftruncateSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
+import { withAdminLock } from './admin-lock.js';
+import { LockRecord, REC } from './lock-table.js';
+import { count } from './vfs-stats.js';
+
+/** The wasm heap access the index needs. */
+export interface WasmHeap {
+  /** Current byte view of wasm memory (it is replaced when memory grows). */
+  heap8u(): Uint8Array;
+  /** Current 32-bit view of wasm memory. */
+  heap32(): Int32Array;
+  /** Allocates wasm memory (sqlite3_malloc). */
+  alloc(n: number): number;
+  /** Frees wasm memory. */
+  dealloc(p: number): void;
+}
+
+const REGION = 32768;
+const WORDS = REGION / 4;
+/** Word offsets in region 0. */
+const W_MXFRAME = 4; // copy 0 of the header: mxFrame at byte 16
+const W_NBACKFILL = 24; // WalCkptInfo.nBackfill at byte 96
+const W_ALOCK = 30; // bytes 120..127: SQLite's unused aLock[] placeholder, never synced
+const W_HEADER_END = 34; // 136 bytes of header + checkpoint info
+const LOCK_WRITE = 0;
+const LOCK_RECOVER = 2;
+const READ_LOCK_0 = 3;
+/** Pushes merge runs of changed hash-table words closer than this many words. */
+const HASH_MERGE_GAP = 32;
+const SCOPE_NONE = 0;
+const SCOPE_HEADER = 1;
+const SCOPE_FULL = 2;
+const READ_TWICE_ATTEMPTS = 64;
+
+const SQLITE_OK = 0;
+const SQLITE_BUSY = 5;
+const SHM_UNLOCK = 1;
+const SHM_SHARED = 4;
+const SHM_EXCLUSIVE = 8;
+
+interface Region {
+  /** Wasm address of SQLite's private copy. */
+  readonly ptr: number;
+  /** The words as last exchanged with the file. */
+  readonly shadow: Int32Array;
+  /** The same shadow seen as pairs of words, for a fast compare. */
+  readonly shadow64: Float64Array;
+}
+
+const openIndexes = new Set<ShmIndex>();
+
+/** Pulls every open index of this process; called from xSleep (trap 1). */
+export function refreshAllIndexes(): void {
+  for (const index of openIndexes) index.refresh();
+}
+
+/** The `-shm` path of a database. */
+export function shmPath(dbPath: string): string {
+  return `${dbPath}-shm`;
+}
+
+/** One connection's view of the WAL index of one database. */
+export class ShmIndex {
+  readonly #heap: WasmHeap;
+  readonly #record: LockRecord;
+  readonly #path: string;
+  #fd: number;
+  readonly #regions: Region[] = [];
+  /** Which area SQLite may have written and not yet pushed (SCOPE_*). */
+  #dirty = SCOPE_NONE;
+  /** True while this connection holds the database EXCLUSIVE lock. */
+  #dbExclusive = false;
+  /** Other records' identities and push stamps as of the last pull. */
+  readonly #seen = LockRecord.newSeenStamps();
+  readonly #tmp = new Int32Array(WORDS);
+  readonly #tmpBytes = new Uint8Array(this.#tmp.buffer);
+  readonly #tmp2 = new Int32Array(WORDS);
+  readonly #tmp2Bytes = new Uint8Array(this.#tmp2.buffer);
+  readonly #changed = new Int32Array(WORDS);
+
+  /**
+   * Opens `<db>-shm` and applies the dead-man switch: under the admin lock,
+   * when no live connection anywhere has the index open, the file is emptied
+   * so SQLite rebuilds the index from the WAL instead of trusting what a
+   * crashed process left.
+   */
+  constructor(heap: WasmHeap, record: LockRecord) {
+    this.#heap = heap;
+    this.#record = record;
+    this.#path = shmPath(record.dbPath);
+    this.#fd = openSync(this.#path, fsc.O_RDWR | fsc.O_CREAT, 0o600);
+    try {
+      withAdminLock(record.dbPath, record.owner, () => {
+        if (!record.othersHoldAny([REC.shmOpen])) ftruncateSync(this.#fd, 0);
+        record.write(REC.shmOpen, 1, 1);
+      });
+    } catch (error) {
+      closeSync(this.#fd);
+      throw error;
+    }
+    openIndexes.add(this);
+  }
+
+  /** xShmMap: the address of region `i`, mapping it on first use; 0 when it does not exist and may not be created. */
+  map(i: number, size: number, extend: boolean): number {
+    if (size !== REGION) throw new Error(`unexpected WAL-index region size ${size}`);
+    while (this.#regions.length <= i) {
+      const k = this.#regions.length;
+      const need = (k + 1) * REGION;
+      if (fstatSync(this.#fd).size < need) {
+        if (!extend) return 0;
+        // Only the WAL_WRITE_LOCK holder extends, so this never shrinks a file someone else grew.
+        ftruncateSync(this.#fd, need);
+      }
+      const ptr = this.#heap.alloc(REGION);
+      if (!ptr) throw new Error('out of wasm memory for the WAL index');
+      const got = readSync(this.#fd, this.#tmpBytes, 0, REGION, k * REGION);
+      if (got < REGION) this.#tmpBytes.fill(0, got);
+      if (k === 0) this.#tmp[W_ALOCK] = this.#tmp[W_ALOCK + 1] = 0;
+      this.#heap.heap8u().set(this.#tmpBytes, ptr);
+      const shadow = Int32Array.from(this.#tmp);
+      this.#regions.push({ ptr, shadow, shadow64: new Float64Array(shadow.buffer) });
+    }
+    return (this.#regions[i] as Region).ptr;
+  }
+
+  /** xShmLock: takes or releases WAL-index lock slots [ofst, ofst+n). */
+  lock(ofst: number, n: number, flags: number): number {
+    const rec = this.#record;
+    if (flags & SHM_UNLOCK) {
+      if (flags & SHM_EXCLUSIVE) {
+        this.push();
+        rec.write(REC.shmExclusive + ofst, n, 0);
+        this.#dirty = this.#heldScope();
+      } else {
+        rec.write(REC.shmShared + ofst, n, 0);
+      }
+      return SQLITE_OK;
+    }
+    if (flags & SHM_SHARED) {
+      if (!rec.tryTake(REC.shmShared + ofst, n, [REC.shmExclusive + ofst])) {
+        count(`busy.shared.${ofst}`);
+        this.pull(false, true);
+        return SQLITE_BUSY;
+      }
+      if (!this.pull(false, true)) {
+        count('busy.unsettled');
+        rec.write(REC.shmShared + ofst, n, 0);
+        return SQLITE_BUSY;
+      }
+      if (ofst === READ_LOCK_0 && !this.#fullyBackfilled()) {
+        count('busy.trap3');
+        // Trap 3: SQLite chose READ_LOCK(0) from an unlocked read; fresh data says the WAL is needed.
+        rec.write(REC.shmShared + ofst, n, 0);
+        return SQLITE_BUSY;
+      }
+      return SQLITE_OK;
+    }
+    const conflicts: number[] = [];
+    for (let j = ofst; j < ofst + n; j++) conflicts.push(REC.shmShared + j, REC.shmExclusive + j);
+    if (!rec.tryTake(REC.shmExclusive + ofst, n, conflicts)) {
+      count(`busy.excl.${ofst}.${n}`);
+      this.pull(false, true);
+      return SQLITE_BUSY;
+    }
+    if (!this.pull(false, true)) {
+      count('busy.unsettled');
+      this.push();
+      rec.write(REC.shmExclusive + ofst, n, 0);
+      return SQLITE_BUSY;
+    }
+    this.#dirty = this.#heldScope();
+    return SQLITE_OK;
+  }
+
+  /**
+   * What SQLite may write given the locks held: hash tables only under
+   * WAL_WRITE_LOCK (or RECOVER, or the database EXCLUSIVE lock); under CKPT
+   * or a READ_LOCK(i) only the checkpoint info (nBackfill, aReadMark[i]).
+   */
+  #heldScope(): number {
+    const rec = this.#record;
+    if (this.#dbExclusive || rec.holds(REC.shmExclusive + LOCK_WRITE) || rec.holds(REC.shmExclusive + LOCK_RECOVER)) return SCOPE_FULL;
+    for (let j = 0; j < 8; j++) if (rec.holds(REC.shmExclusive + j)) return SCOPE_HEADER;
+    return SCOPE_NONE;
+  }
+
+  #fullyBackfilled(): boolean {
+    const r0 = this.#regions[0];
+    if (r0 === undefined) return true;
+    const heap = this.#heap.heap32();
+    const base = r0.ptr >> 2;
+    return heap[base + W_NBACKFILL] === heap[base + W_MXFRAME];
+  }
+
+  /** Brings the private copy up to date with the file (pushing own changes first). */
+  refresh(): void {
+    this.pull(false);
+  }
+
+  /** Database lock reached EXCLUSIVE: SQLite may now use the index without shm locks (trap 2). */
+  onDatabaseExclusive(): void {
+    this.#dbExclusive = true;
+    this.pull(true);
+    this.#dirty = SCOPE_FULL;
+  }
+
+  /** Database EXCLUSIVE is about to be released: publish what SQLite changed under it. */
+  beforeDatabaseExclusiveRelease(): void {
+    this.push();
+    this.#dbExclusive = false;
+    this.#dirty = this.#heldScope();
+  }
+
+  /**
+   * Copies words someone else changed in the file into the private copy.
+   * `tableFresh` says the lock table was read just now (every lock attempt
+   * reads it); its push stamps tell whether anyone pushed since our last pull.
+   */
+  pull(force: boolean, tableFresh = false): boolean {
+    if (this.#regions.length === 0) return true;
+    if (this.#dirty !== SCOPE_NONE) this.push();
+    if (!tableFresh) this.#record.readTable();
+    const pushed = this.#record.othersPushedSince(this.#seen);
+    if (!force && !pushed) return true;
+    count('pull.full');
+    let settled = true;
+    for (let i = 0; i < this.#regions.length; i++) settled = this.#pullRegion(i) && settled;
+    // Words still moving will be pulled next time: forget the stamps so that happens.
+    if (!settled) LockRecord.forgetSeenStamps(this.#seen);
+    return settled;
+  }
+
+  #readRegion(i: number, into: Uint8Array): void {
+    const got = readSync(this.#fd, into, 0, REGION, i * REGION);
+    if (got < REGION) into.fill(0, got);
+  }
+
+  /**
+   * Pulls one region. Torn-read hardening: a changed word is accepted only
+   * when two consecutive reads agree on it. A word that differs between reads
+   * is being pushed right now by a holder of a non-conflicting lock, so either
+   * value is a legal order of events; only a half-written mix is not, and two
+   * reads never tear the same way. Returns false when words kept changing.
+   */
+  #pullRegion(i: number): boolean {
+    const region = this.#regions[i] as Region;
+    const shadow = region.shadow;
+    const changed = this.#changed;
+    let cur = this.#tmp;
+    let next = this.#tmp2;
+    let nextBytes = this.#tmp2Bytes;
+    this.#readRegion(i, this.#tmpBytes);
+    let count = 0;
+    for (let w = 0; w < WORDS; w++) {
+      if (cur[w] !== shadow[w] && !(i === 0 && (w === W_ALOCK || w === W_ALOCK + 1))) changed[count++] = w;
+    }
+    const base = region.ptr >> 2;
+    for (let attempt = 0; count > 0; attempt++) {
+      if (attempt >= READ_TWICE_ATTEMPTS) return false;
+      this.#readRegion(i, nextBytes);
+      const heap = this.#heap.heap32();
+      let unstable = 0;
+      for (let k = 0; k < count; k++) {
+        const w = changed[k] as number;
+        const v = cur[w] as number;
+        if (next[w] === v) {
+          shadow[w] = v;
+          heap[base + w] = v;
+        } else {
+          changed[unstable++] = w;
+        }
+      }
+      count = unstable;
+      const t = cur;
+      cur = next;
+      next = t;
+      nextBytes = new Uint8Array(next.buffer);
+    }
+    return true;
+  }
+
+  /**
+   * Writes the words SQLite changed here to the file: hash tables first, then
+   * the checkpoint info, header copy 1 and copy 0 last (SQLite's own store
+   * order). Only the area the held locks allow SQLite to write is compared.
+   */
+  push(): void {
+    const scope = this.#dirty;
+    if (this.#regions.length === 0 || scope === SCOPE_NONE) return;
+    let wrote = false;
+    if (scope === SCOPE_FULL) {
+      for (let i = 0; i < this.#regions.length; i++) {
+        // Gap words inside a run are safe to rewrite: hash tables change only under WAL_WRITE_LOCK, held here.
+        wrote = this.#pushRange(i, i === 0 ? W_HEADER_END : 0, WORDS, HASH_MERGE_GAP) || wrote;
+      }
+    }
+    wrote = this.#pushRange(0, W_NBACKFILL, W_ALOCK, 0) || wrote;
+    wrote = this.#pushRange(0, W_ALOCK + 2, W_HEADER_END, 0) || wrote;
+    wrote = this.#pushRange(0, 12, 24, 0) || wrote;
+    wrote = this.#pushRange(0, 0, 12, 0) || wrote;
+    if (wrote) {
+      count('push');
+      this.#record.bumpStamp();
+    }
+  }
+
+  /** Pushes changed words of [from, to) (from even) of region i, merging runs closer than `gap` words. */
+  #pushRange(i: number, from: number, to: number, gap: number): boolean {
+    const region = this.#regions[i] as Region;
+    const shadow = region.shadow;
+    const heap = this.#heap.heap32();
+    const base = region.ptr >> 2;
+    const changed = this.#changed;
+    let count = 0;
+    if (to - from > 64 && (region.ptr & 7) === 0) {
+      // Compare two words at a time; a NaN pattern compares unequal and is checked word by word.
+      const heap64 = new Float64Array(heap.buffer);
+      const shadow64 = region.shadow64;
+      const base64 = region.ptr >> 3;
+      for (let p = from >> 1, end = to >> 1; p < end; p++) {
+        if (heap64[base64 + p] !== shadow64[p]) {
+          const w = p << 1;
+          if (heap[base + w] !== shadow[w]) changed[count++] = w;
+          if (heap[base + w + 1] !== shadow[w + 1]) changed[count++] = w + 1;
+        }
+      }
+    } else {
+      for (let w = from; w < to; w++) if (heap[base + w] !== shadow[w]) changed[count++] = w;
+    }
+    if (count === 0) return false;
+    const heap8 = this.#heap.heap8u();
+    let k = 0;
+    while (k < count) {
+      const start = changed[k] as number;
+      let end = start + 1;
+      k++;
+      while (k < count && (changed[k] as number) - end <= gap) {
+        end = (changed[k] as number) + 1;
+        k++;
+      }
+      writeSync(this.#fd, heap8, region.ptr + start * 4, (end - start) * 4, i * REGION + start * 4);
+      shadow.set(heap.subarray(base + start, base + end), start);
+    }
+    return true;
+  }
+
+  /** xShmUnmap: frees the private copy; deletes the file when asked and nobody else has it open. */
+  unmap(deleteFlag: boolean): void {
+    if (this.#fd < 0) return;
+    openIndexes.delete(this);
+    for (const r of this.#regions) this.#heap.dealloc(r.ptr);
+    this.#regions.length = 0;
+    const record = this.#record;
+    try {
+      withAdminLock(record.dbPath, record.owner, () => {
+        record.write(REC.shmOpen, 1, 0);
+        if (deleteFlag && !record.othersHoldAny([REC.shmOpen])) {
+          try {
+            unlinkSync(this.#path);
+          } catch {
+            // Already gone.
+          }
+        }
+      });
+    } finally {
+      closeSync(this.#fd);
+      this.#fd = -1;
+    }
+  }
+}

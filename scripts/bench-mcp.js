@@ -1,0 +1,104 @@
+#!/usr/bin/env node
+// The bus through real `agentbus mcp` processes, every available driver in one run:
+//   send round trips/s through one server (sequential tools/call send)
+//   cross-process send-to-receive latency: B long-polls receive, A sends; p50/p99
+//   npm run bench:mcp -- [--sends 2000] [--latency 200]
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+const bin = fileURLToPath(new URL('../bin/agentbus.js', import.meta.url));
+const args = process.argv.slice(2);
+const flag = (name, fallback) => {
+  const i = args.indexOf(`--${name}`);
+  return Number(i >= 0 ? args[i + 1] : fallback);
+};
+const SENDS = flag('sends', 2000);
+const LATENCY = flag('latency', 200);
+
+const { loadDriver } = await import('../dist/src/db/select-driver.js');
+
+async function start(dir, driver) {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [bin, 'mcp'],
+    env: { ...getDefaultEnvironment(), AGENTBUS_DATA_DIR: dir, AGENTBUS_DRIVER: driver, AGENTBUS_CONFIG: join(dir, 'config.json') },
+  });
+  const client = new Client({ name: 'bench', version: '0' });
+  await client.connect(transport);
+  const call = async (name, a) => {
+    const r = await client.callTool({ name, arguments: a });
+    if (r.isError) throw new Error(`${name}: ${JSON.stringify(r.structuredContent)}`);
+    return r.structuredContent;
+  };
+  return { client, call };
+}
+
+const pct = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+};
+
+async function benchDriver(driver) {
+  const dir = mkdtempSync(join(tmpdir(), 'agentbus-bench-mcp-'));
+  // Rate limits are per sender; lift them so the bench measures the bus, not the limiter.
+  writeFileSync(join(dir, 'config.json'), JSON.stringify({ send_messages_per_second: 10000, send_kib_per_second: 65536 }));
+  try {
+    const a = await start(dir, driver);
+    const b = await start(dir, driver);
+    await a.call('register', { name: 'A' });
+    await b.call('register', { name: 'B' });
+    await a.call('create_channel', { as: 'A', name: 'bench', kind: 'ordinary' });
+    await b.call('subscribe', { as: 'B', channel: 'bench' });
+
+    for (let i = 0; i < 100; i++) await a.call('send', { as: 'A', channel: 'bench', content: `warm ${i}` });
+    let t = performance.now();
+    for (let i = 0; i < SENDS; i++) await a.call('send', { as: 'A', channel: 'bench', content: `message ${i}` });
+    const sendsPerSecond = Math.round((SENDS / (performance.now() - t)) * 1000);
+
+    // Drain what is queued, then measure one message at a time.
+    let token;
+    for (;;) {
+      const r = await b.call('receive', { as: 'B', ack: token, count: 1000 });
+      token = r.batch_token;
+      if (r.messages.length === 0) break;
+    }
+    const latencies = [];
+    for (let i = 0; i < LATENCY; i++) {
+      const waiting = b.call('receive', { as: 'B', ack: token, wait_seconds: 10 });
+      await new Promise((r) => setTimeout(r, 20));
+      const sentAt = performance.timeOrigin + performance.now();
+      await a.call('send', { as: 'A', channel: 'bench', content: String(sentAt) });
+      const r = await waiting;
+      const receivedAt = performance.timeOrigin + performance.now();
+      if (r.messages.length !== 1) throw new Error(`expected one message, got ${r.messages.length}`);
+      latencies.push(receivedAt - Number(r.messages[0].content));
+      token = r.batch_token;
+    }
+    await a.client.close();
+    await b.client.close();
+    return { sendsPerSecond, p50: pct(latencies, 50), p99: pct(latencies, 99) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+console.log(`Node ${process.version}; ${SENDS} sends, ${LATENCY} latency samples`);
+const results = {};
+for (const driver of ['native', 'wasm']) {
+  const ok = await loadDriver(driver);
+  if (!ok.ok) {
+    console.log(`${driver}: skipped (${ok.reason})`);
+    continue;
+  }
+  const r = await benchDriver(driver);
+  results[driver] = r;
+  console.log(`${driver.padEnd(7)} send round trips ${r.sendsPerSecond}/s   send->receive latency p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms`);
+}
+if (results.native && results.wasm) {
+  console.log(`wasm/native: sends ${(results.wasm.sendsPerSecond / results.native.sendsPerSecond).toFixed(2)}, p50 ${(results.wasm.p50 / results.native.p50).toFixed(2)}`);
+}

@@ -1,0 +1,222 @@
+/**
+ * Identity: register, heartbeat, the owner-checked `as` lookup, discover.
+ *
+ * A session row is held by one process (its owner token). A row whose
+ * heartbeat is older than SESSION_EXPIRY_MS is not live: anyone may take its
+ * name. Every lookup and refresh is conditioned on the owner token, so a
+ * process that stalled and lost its name gets `not_registered`.
+ */
+import * as v from 'valibot';
+import type { BusContext } from './bus-context.js';
+import { BusError } from './bus-error.js';
+import {
+  DisplayNameField,
+  NameField,
+  baseDisplayName,
+  candidateDisplayName,
+  checkDisplayName,
+  checkName,
+  isCandidateOf,
+  DISPLAY_NAME_MAX_BYTES,
+} from './names.js';
+import { isoTime } from './time.js';
+import { invalid, parseInput } from './validate.js';
+
+/** How often a process refreshes its sessions (the caller runs the timer). */
+export const HEARTBEAT_INTERVAL_MS = 10_000;
+/** A session whose heartbeat is older than this is not live and its name can be taken. */
+export const SESSION_EXPIRY_MS = 30_000;
+// Far beyond any real fleet; bounds the loop if the table were ever full of one name.
+const MAX_SUFFIX = 100_000;
+
+/** `as` on every operation but register. */
+export const AsField = DisplayNameField;
+
+/** The `context` field: a short repository hint shown to other agents. */
+export const ContextField = v.pipe(
+  v.string('must be a string: a repository hint such as the directory name'),
+  v.minLength(1, 'must not be empty; omit it to use the working directory name'),
+  v.maxLength(256, 'must be at most 256 characters'),
+  v.regex(/^[^\u0000-\u001f\u007f-\u009f]+$/, 'must not contain control characters'),
+);
+
+export const RegisterInput = v.strictObject({
+  name: NameField,
+  parent: v.optional(DisplayNameField),
+  context: v.optional(ContextField),
+  resume: v.optional(v.boolean('must be true or false'), true),
+});
+export type RegisterInput = v.InferInput<typeof RegisterInput>;
+
+export const SubscriptionSummary = v.object({
+  channel: v.string(),
+  /** Messages after the cursor this identity would receive (own messages excluded). */
+  pending: v.number(),
+});
+
+export const RegisterOutput = v.object({
+  display_name: v.string(),
+  resumed: v.boolean(),
+  subscriptions: v.array(SubscriptionSummary),
+});
+export type RegisterResult = v.InferOutput<typeof RegisterOutput>;
+
+interface SessionRow {
+  /** The display name; unique among sessions. */
+  sender: string;
+  /** The repository hint given at register. */
+  context: string;
+  /** The holding process's owner token. */
+  owner: string;
+  /** Last refresh, ms; older than SESSION_EXPIRY_MS means not live. */
+  heartbeat: number;
+  /** When this owner took the name, ms. */
+  registered_at: number;
+}
+
+/** The session an operation acts as. */
+export interface Session {
+  /** The display name, as stored on messages the session sends. */
+  readonly sender: string;
+  /** The context hint stored on messages the session sends. */
+  readonly context: string;
+}
+
+/**
+ * Registers `name` (optionally as a child of `parent`) for this process.
+ * Re-registering a name this process already holds returns it with a
+ * refreshed context, never a new suffix. `resume: false` drops the name's
+ * subscriptions first. `resumed` is true when subscriptions were kept;
+ * `subscriptions` lists the unexpired ones with their pending counts.
+ * `parent` must look like a display name but need not be live: a child may
+ * outlive or precede its parent's session. Throws `validation`.
+ */
+export function register(ctx: BusContext, rawInput: unknown): RegisterResult {
+  const input = parseInput(RegisterInput, rawInput);
+  checkName('name', input.name);
+  if (input.parent !== undefined) checkDisplayName('parent', input.parent);
+  const isChild = input.parent !== undefined;
+  const base = baseDisplayName(input.name, input.parent);
+  // Room for the longest suffix we could hand out.
+  if (Buffer.byteLength(base) + 7 > DISPLAY_NAME_MAX_BYTES) {
+    throw invalid(isChild ? 'parent' : 'name', `the display name would exceed ${DISPLAY_NAME_MAX_BYTES} UTF-8 bytes; use a shorter name`);
+  }
+  const context = input.context ?? ctx.defaultContext;
+  const { db, owner } = ctx;
+
+  return db.transaction(() => {
+    const now = ctx.clock.now();
+    const held = db
+      .all<{ sender: string }>('SELECT sender FROM sessions WHERE owner = ? ORDER BY registered_at', [owner])
+      .map((r) => r.sender)
+      .filter((s) => isCandidateOf(s, base, isChild));
+    let displayName = held.includes(base) ? base : held[0];
+    if (displayName !== undefined) {
+      db.run('UPDATE sessions SET context = ?, heartbeat = ? WHERE sender = ? AND owner = ?', [context, now, displayName, owner]);
+    } else {
+      displayName = allocate(ctx, base, isChild, context, now);
+    }
+    if (!input.resume) db.run('DELETE FROM subscriptions WHERE sender = ?', [displayName]);
+    const subscriptions = subscriptionSummaries(ctx, displayName, now);
+    ctx.log.info('registered', { sender: displayName, resumed: subscriptions.length > 0 });
+    return { display_name: displayName, resumed: subscriptions.length > 0, subscriptions };
+  });
+}
+
+function allocate(ctx: BusContext, base: string, isChild: boolean, context: string, now: number): string {
+  const { db, owner } = ctx;
+  const liveAfter = now - SESSION_EXPIRY_MS;
+  for (let n = 1; n <= MAX_SUFFIX; n++) {
+    const candidate = candidateDisplayName(base, isChild, n);
+    const row = db.get<SessionRow>('SELECT heartbeat FROM sessions WHERE sender = ?', [candidate]);
+    if (row === undefined) {
+      db.run('INSERT INTO sessions (sender, context, owner, heartbeat, registered_at) VALUES (?, ?, ?, ?, ?)', [
+        candidate,
+        context,
+        owner,
+        now,
+        now,
+      ]);
+      return candidate;
+    }
+    if (row.heartbeat < liveAfter) {
+      db.run('UPDATE sessions SET context = ?, owner = ?, heartbeat = ?, registered_at = ? WHERE sender = ?', [
+        context,
+        owner,
+        now,
+        now,
+        candidate,
+      ]);
+      return candidate;
+    }
+  }
+  throw new BusError('internal', `no free display name for "${base}" after ${MAX_SUFFIX} suffixes`);
+}
+
+/** The unexpired subscriptions of `sender`, each with the number of messages it would still receive. */
+export function subscriptionSummaries(ctx: BusContext, sender: string, now: number): { channel: string; pending: number }[] {
+  const idleBefore = now - ctx.config.cursor_idle_hours * 3_600_000;
+  const subs = ctx.db.all<{ channel: string; cursor_seq: number }>(
+    'SELECT channel, cursor_seq FROM subscriptions WHERE sender = ? AND last_activity >= ? ORDER BY channel',
+    [sender, idleBefore],
+  );
+  return subs.map((s) => ({
+    channel: s.channel,
+    pending:
+      ctx.db.get<{ n: number }>(
+        'SELECT count(*) AS n FROM messages WHERE channel = ? AND seq > ? AND tombstone = 0 AND sender != ?',
+        [s.channel, s.cursor_seq, sender],
+      )?.n ?? 0,
+  }));
+}
+
+/** Refreshes the heartbeat of every session this process holds; returns how many it still holds. */
+export function heartbeat(ctx: BusContext): number {
+  return ctx.db.transaction(() => ctx.db.run('UPDATE sessions SET heartbeat = ? WHERE owner = ?', [ctx.clock.now(), ctx.owner]).changes);
+}
+
+/**
+ * The session `as` names, if this process holds it. Throws `not_registered`
+ * otherwise (never registered, expired and taken by another process, or reset).
+ * Call it inside the operation's transaction when the operation writes.
+ */
+export function requireSession(ctx: BusContext, as: string): Session {
+  const row = ctx.db.get<SessionRow>('SELECT sender, context FROM sessions WHERE sender = ? AND owner = ?', [as, ctx.owner]);
+  if (row === undefined) {
+    throw new BusError(
+      'not_registered',
+      `as: "${as}" is not registered by this process (it may have expired and been taken over); call register and pass the display name it returns as \`as\``,
+      { field: 'as' },
+    );
+  }
+  return { sender: row.sender, context: row.context };
+}
+
+export const DiscoverInput = v.strictObject({ as: AsField });
+export type DiscoverInput = v.InferInput<typeof DiscoverInput>;
+
+export const DiscoverOutput = v.object({
+  sessions: v.array(v.object({ display_name: v.string(), context: v.string(), registered_at: v.string() })),
+});
+export type DiscoverResult = v.InferOutput<typeof DiscoverOutput>;
+
+/**
+ * Live sessions (heartbeat within SESSION_EXPIRY_MS), by display name.
+ * With `discovery_enabled: false` this is a `validation` error rather than an
+ * empty list, so an agent is told the directory is off instead of concluding
+ * it is alone.
+ */
+export function discover(ctx: BusContext, rawInput: unknown): DiscoverResult {
+  const input = parseInput(DiscoverInput, rawInput);
+  if (!ctx.config.discovery_enabled) {
+    throw new BusError('validation', 'discover is disabled by the configuration (discovery_enabled: false); message rows still name their sender');
+  }
+  return ctx.db.read(() => {
+    requireSession(ctx, input.as);
+    const rows = ctx.db.all<SessionRow>(
+      'SELECT sender, context, registered_at FROM sessions WHERE heartbeat >= ? ORDER BY sender',
+      [ctx.clock.now() - SESSION_EXPIRY_MS],
+    );
+    return { sessions: rows.map((r) => ({ display_name: r.sender, context: r.context, registered_at: isoTime(r.registered_at) })) };
+  });
+}

@@ -1,0 +1,255 @@
+/**
+ * Memories: get_memory, edit_memory, delete_memory.
+ *
+ * A memory is a chain of revision rows sharing `memory_id` (the seq of its
+ * first revision); at most one is live (tombstone = 0). An edit tombstones
+ * the live revision and inserts the next in one write transaction, so edits
+ * serialize and the last committed write wins; its result names the revision
+ * it replaced, so a caller can notice it overwrote an edit it never saw.
+ * A delete tombstones the live revision and inserts nothing.
+ *
+ * Mutations follow send's order: validate, replay a receipt, charge the rate
+ * limit, run the inspection hook and make room (slow or async, so before the
+ * transaction), then one write transaction that re-checks everything it
+ * depends on. After a commit a best-effort embedding pass starts in the
+ * background; it never delays or fails the mutation.
+ */
+import * as v from 'valibot';
+import { triggerEmbeddingPass } from '../embeddings/embedding-pass.js';
+import { inspect } from '../inspection/inspect.js';
+import { ensureCapacity } from '../maintenance/capacity.js';
+import type { BusContext } from './bus-context.js';
+import { lastSeq } from './channels.js';
+import {
+  ContentField,
+  envelopeColumns,
+  measureEnvelope,
+  MetadataField,
+  ReferencesField,
+  SeqField,
+  TypeField,
+  type Envelope,
+  type Reference,
+} from './envelope.js';
+import { AsField, requireSession } from './identity.js';
+import { nextRevision, requireLiveRevision, type LiveRevision } from './memory-revision.js';
+import { MessageOutput, toMessage, type Message } from './message-row.js';
+import { findReceipt, IdempotencyKeyField, receiptFingerprint, storeReceipt } from './receipts.js';
+import { invalid, parseInput } from './validate.js';
+
+export const MemoryIdField = SeqField;
+
+export const GetMemoryInput = v.strictObject({ as: AsField, memory_id: MemoryIdField });
+export type GetMemoryInput = v.InferInput<typeof GetMemoryInput>;
+
+/** The live revision as a message (with memory_id and revision). */
+export const GetMemoryOutput = MessageOutput;
+export type GetMemoryResult = Message;
+
+/** The current live revision of a memory. Throws `validation`, `not_registered`, `not_found` (never existed, or deleted). */
+export function getMemory(ctx: BusContext, rawInput: unknown): GetMemoryResult {
+  const input = parseInput(GetMemoryInput, rawInput);
+  return ctx.db.read(() => {
+    requireSession(ctx, input.as);
+    return toMessage(requireLiveRevision(ctx, input.memory_id));
+  });
+}
+
+/**
+ * edit_memory: `content` replaces the text; `type`, `reply_to`, `metadata`
+ * and `references` replace the current revision's values when given and are
+ * carried over when omitted (so fixing a typo does not drop metadata).
+ */
+export const EditMemoryInput = v.strictObject({
+  as: AsField,
+  memory_id: MemoryIdField,
+  content: ContentField,
+  type: v.optional(TypeField),
+  reply_to: v.optional(SeqField),
+  metadata: v.optional(MetadataField),
+  references: v.optional(ReferencesField),
+  idempotency_key: v.optional(IdempotencyKeyField),
+});
+export type EditMemoryInput = v.InferInput<typeof EditMemoryInput>;
+
+export const EditMemoryOutput = v.object({
+  memory_id: v.number(),
+  /** The seq of the new revision's row. */
+  seq: v.number(),
+  /** The new revision number. */
+  revision: v.number(),
+  /** The revision this edit tombstoned: the one that was live when the edit committed. */
+  replaced_revision: v.number(),
+  /** The seq of the replaced revision's row. */
+  replaced_seq: v.number(),
+});
+export type EditMemoryResult = v.InferOutput<typeof EditMemoryOutput>;
+
+type ParsedEdit = v.InferOutput<typeof EditMemoryInput>;
+
+/** The new revision's envelope: the edit's fields over the live revision's. */
+function mergedEnvelope(live: LiveRevision, input: ParsedEdit): Envelope {
+  return {
+    content: input.content,
+    type: input.type ?? live.type,
+    reply_to: input.reply_to !== undefined ? input.reply_to : live.reply_to,
+    metadata: input.metadata ?? (live.metadata === null ? {} : (JSON.parse(live.metadata) as Record<string, string>)),
+    references: input.references ?? (live.refs === null ? [] : (JSON.parse(live.refs) as Reference[])),
+  };
+}
+
+/**
+ * Replaces a memory's live revision with a new one written by `as`.
+ * Throws `validation`, `not_registered`, `not_found` (no live revision),
+ * `conflict` (idempotency key reused for another payload), `rate_limited`,
+ * `inspection_rejected`, `inspection_unavailable`, `capacity_exhausted`.
+ */
+export async function editMemory(ctx: BusContext, rawInput: unknown): Promise<EditMemoryResult> {
+  const input = parseInput(EditMemoryInput, rawInput);
+  const { sender, context } = requireSession(ctx, input.as);
+  const { as: _as, idempotency_key: key, ...payload } = input;
+  const fingerprint = receiptFingerprint('edit_memory', payload);
+  if (key !== undefined) {
+    const replay = findReceipt<EditMemoryResult>(ctx, sender, key, fingerprint);
+    if (replay !== undefined) return replay;
+  }
+  const live = requireLiveRevision(ctx, input.memory_id);
+  if (input.reply_to !== undefined && input.reply_to > lastSeq(ctx)) {
+    throw invalid('reply_to', `no message has seq ${input.reply_to} yet; reply_to must be the seq of an existing message`);
+  }
+  const envelope = mergedEnvelope(live, input);
+  const bytes = measureEnvelope(ctx.config, { channel: live.channel, sender, context, createdAt: ctx.clock.now() }, envelope);
+  const refund = ctx.rateLimiter?.charge(sender, bytes, ctx.clock.now());
+  try {
+    await inspect(
+      { command: ctx.config.inspection_command, timeoutSeconds: ctx.config.inspection_timeout_seconds, log: ctx.log },
+      { operation: 'edit_memory', sender, payload: { memory_id: input.memory_id, channel: live.channel, ...envelope } },
+    );
+    ensureCapacity(ctx.db, ctx.config, ctx.clock.now(), bytes);
+    const outcome = ctx.db.transaction(() => writeEdit(ctx, input, key, fingerprint));
+    if (outcome.replayed) {
+      refund?.();
+    } else {
+      ctx.log.debug('memory edited', { sender, memory_id: input.memory_id, revision: outcome.result.revision });
+      triggerEmbeddingPass(ctx);
+    }
+    return outcome.result;
+  } catch (error) {
+    refund?.();
+    throw error;
+  }
+}
+
+function writeEdit(
+  ctx: BusContext,
+  input: ParsedEdit,
+  key: string | undefined,
+  fingerprint: string,
+): { result: EditMemoryResult; replayed: boolean } {
+  const { db } = ctx;
+  const { sender, context } = requireSession(ctx, input.as);
+  if (key !== undefined) {
+    const replay = findReceipt<EditMemoryResult>(ctx, sender, key, fingerprint);
+    if (replay !== undefined) return { result: replay, replayed: true };
+  }
+  // Whatever is live now is what this edit replaces: last committed write wins.
+  const live = requireLiveRevision(ctx, input.memory_id);
+  const envelope = mergedEnvelope(live, input);
+  const now = ctx.clock.now();
+  const bytes = measureEnvelope(ctx.config, { channel: live.channel, sender, context, createdAt: now }, envelope);
+  const columns = envelopeColumns(envelope);
+  const revision = nextRevision(ctx, live.memory_id);
+  db.run('UPDATE messages SET tombstone = 1, tombstone_at = ? WHERE seq = ?', [now, live.seq]);
+  const { lastInsertRowid: seq } = db.run(
+    `INSERT INTO messages (channel, sender, context, created_at, type, content, reply_to, metadata, refs, memory_id, revision, bytes)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [
+      live.channel,
+      sender,
+      context,
+      now,
+      columns.type,
+      columns.content,
+      columns.reply_to,
+      columns.metadata,
+      columns.refs,
+      live.memory_id,
+      revision,
+      bytes,
+    ],
+  );
+  const result: EditMemoryResult = {
+    memory_id: live.memory_id,
+    seq,
+    revision,
+    replaced_revision: live.revision,
+    replaced_seq: live.seq,
+  };
+  if (key !== undefined) storeReceipt(ctx, sender, key, fingerprint, result);
+  return { result, replayed: false };
+}
+
+export const DeleteMemoryInput = v.strictObject({
+  as: AsField,
+  memory_id: MemoryIdField,
+  idempotency_key: v.optional(IdempotencyKeyField),
+});
+export type DeleteMemoryInput = v.InferInput<typeof DeleteMemoryInput>;
+
+export const DeleteMemoryOutput = v.object({
+  memory_id: v.number(),
+  /** The seq of the revision that was live and is now tombstoned. */
+  seq: v.number(),
+  /** The revision number that was live and is now tombstoned. */
+  revision: v.number(),
+});
+export type DeleteMemoryResult = v.InferOutput<typeof DeleteMemoryOutput>;
+
+/**
+ * Tombstones a memory's live revision; nothing new is inserted, so
+ * subscribers past the last revision learn of the deletion only through
+ * get_memory. Makes no capacity check: deleting is how a full budget is
+ * relieved. Throws `validation`, `not_registered`, `not_found`, `conflict`,
+ * `rate_limited`, `inspection_rejected`, `inspection_unavailable`.
+ */
+export async function deleteMemory(ctx: BusContext, rawInput: unknown): Promise<DeleteMemoryResult> {
+  const input = parseInput(DeleteMemoryInput, rawInput);
+  const { sender } = requireSession(ctx, input.as);
+  const key = input.idempotency_key;
+  const fingerprint = receiptFingerprint('delete_memory', { memory_id: input.memory_id });
+  if (key !== undefined) {
+    const replay = findReceipt<DeleteMemoryResult>(ctx, sender, key, fingerprint);
+    if (replay !== undefined) return replay;
+  }
+  const live = requireLiveRevision(ctx, input.memory_id);
+  const refund = ctx.rateLimiter?.charge(sender, 0, ctx.clock.now());
+  try {
+    await inspect(
+      { command: ctx.config.inspection_command, timeoutSeconds: ctx.config.inspection_timeout_seconds, log: ctx.log },
+      { operation: 'delete_memory', sender, payload: { memory_id: input.memory_id, channel: live.channel } },
+    );
+    const outcome = ctx.db.transaction(() => {
+      requireSession(ctx, input.as);
+      if (key !== undefined) {
+        const replay = findReceipt<DeleteMemoryResult>(ctx, sender, key, fingerprint);
+        if (replay !== undefined) return { result: replay, replayed: true };
+      }
+      const current = requireLiveRevision(ctx, input.memory_id);
+      ctx.db.run('UPDATE messages SET tombstone = 1, tombstone_at = ? WHERE seq = ?', [ctx.clock.now(), current.seq]);
+      const result: DeleteMemoryResult = { memory_id: current.memory_id, seq: current.seq, revision: current.revision };
+      if (key !== undefined) storeReceipt(ctx, sender, key, fingerprint, result);
+      return { result, replayed: false };
+    });
+    if (outcome.replayed) {
+      refund?.();
+    } else {
+      ctx.log.debug('memory deleted', { sender, memory_id: input.memory_id, revision: outcome.result.revision });
+      triggerEmbeddingPass(ctx);
+    }
+    return outcome.result;
+  } catch (error) {
+    refund?.();
+    throw error;
+  }
+}
+

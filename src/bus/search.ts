@@ -1,0 +1,322 @@
+/**
+ * search: full-text (FTS5, bm25), semantic (brute-force cosine over memory
+ * vectors) or both (reciprocal rank fusion), with filters and paging.
+ *
+ * - Text search covers every stored message; semantic search covers live
+ *   memory revisions that have a vector for the configured model. Tombstoned
+ *   revisions never appear in either.
+ * - `mode` defaults to `both` when embeddings are configured, else `text`.
+ *   When the query cannot be embedded (no endpoint, endpoint down or
+ *   answering garbage) the search runs as text and the result carries a
+ *   `semantic_unavailable` notice: a search never fails because of the
+ *   embeddings endpoint.
+ * - Filters: `channel`, `sender`, `since` (inclusive) and `until` (exclusive)
+ *   as ISO 8601 times, and `thread`: the message with that seq plus every
+ *   message whose reply_to chain leads to it.
+ * - Paging: `count` (default 100, at most 1000) and a result byte ceiling
+ *   (`result_default_kib`, whole records); `continuation` is an offset into
+ *   the ranking, which each page recomputes, so pages are consistent as long
+ *   as the data does not change between them.
+ */
+import * as v from 'valibot';
+import type { SqlValue } from '../db/driver.js';
+import { isEmbeddingError } from '../embeddings/embedding-error.js';
+import { createEmbeddingsClient, embeddingSettings, QUERY_TIMEOUT_MS } from '../embeddings/embeddings-client.js';
+import { storedDimensions } from '../embeddings/embedding-pass.js';
+import { rankVectors, type Ranked, type VectorCandidate } from '../embeddings/ranking.js';
+import { reciprocalRankFusion } from '../embeddings/reciprocal-rank-fusion.js';
+import { vectorCacheFor } from '../embeddings/vector-cache.js';
+import type { BusContext } from './bus-context.js';
+import { requireChannel } from './channels.js';
+import { SeqField } from './envelope.js';
+import { AsField, requireSession } from './identity.js';
+import { fitToCeiling, MESSAGE_COLUMNS, MessageOutput, toMessage, type Message, type MessageRow } from './message-row.js';
+import { ChannelNameField, DisplayNameField } from './names.js';
+import { NoticeOutput, type Notice } from './notice.js';
+import { decodeContinuation, encodeContinuation, searchFingerprint } from './search-continuation.js';
+import { ftsMatchExpression } from './search-query.js';
+import { invalid, parseInput } from './validate.js';
+
+export const SEARCH_MODES = ['text', 'semantic', 'both'] as const;
+export type SearchMode = (typeof SEARCH_MODES)[number];
+export const SEARCH_DEFAULT_COUNT = 100;
+export const SEARCH_MAX_COUNT = 1000;
+export const QUERY_MAX_CHARS = 4096;
+/** In `both` mode, the best this many text matches take part in the fusion: fixed, so every page fuses the same lists. */
+export const FUSION_TEXT_DEPTH = 10_000;
+/** Vectors read per statement when filling the cache. */
+const VECTOR_LOAD_CHUNK = 5_000;
+/** Cached vectors beyond the live candidates tolerated before the cache is pruned. */
+const PRUNE_SLACK = 1_024;
+
+const Timestamp = (what: string) =>
+  v.pipe(
+    v.string(`must be an ISO 8601 time string such as 2026-11-30T12:00:00Z (${what})`),
+    v.isoTimestamp(`must be an ISO 8601 time with date, time and zone, such as 2026-11-30T12:00:00Z (${what})`),
+  );
+
+export const SearchInput = v.strictObject({
+  as: AsField,
+  query: v.pipe(
+    v.string('must be a string: the words to look for'),
+    v.minLength(1, 'must not be empty: give the words to look for'),
+    v.maxLength(QUERY_MAX_CHARS, `must be at most ${QUERY_MAX_CHARS} characters`),
+  ),
+  mode: v.optional(
+    v.picklist(SEARCH_MODES, 'must be "text" (words), "semantic" (meaning, memories only) or "both"; omit it for the default'),
+  ),
+  channel: v.optional(ChannelNameField),
+  sender: v.optional(DisplayNameField),
+  since: v.optional(Timestamp('messages created at or after it')),
+  until: v.optional(Timestamp('messages created before it')),
+  thread: v.optional(SeqField),
+  count: v.optional(
+    v.pipe(
+      v.number('must be a number of results'),
+      v.integer('must be a whole number of results'),
+      v.minValue(1, 'must be at least 1'),
+      v.maxValue(SEARCH_MAX_COUNT, `must be at most ${SEARCH_MAX_COUNT}; page with continuation for more`),
+    ),
+    SEARCH_DEFAULT_COUNT,
+  ),
+  continuation: v.optional(
+    v.pipe(v.string('must be the continuation string of the previous page'), v.minLength(1, 'must not be empty; omit it for the first page'), v.maxLength(512, 'is not a continuation a search returned')),
+  ),
+});
+export type SearchInput = v.InferInput<typeof SearchInput>;
+
+export const SearchResultOutput = v.object({
+  ...MessageOutput.entries,
+  /** Higher is better. text: bm25 relevance; semantic: cosine similarity; both: fused reciprocal-rank score. */
+  score: v.number(),
+});
+export type SearchHit = v.InferOutput<typeof SearchResultOutput>;
+
+
+export const SearchOutput = v.object({
+  /** Best first. */
+  results: v.array(SearchResultOutput),
+  /** Pass it back with the same query and filters for the next page; null when there is none. */
+  continuation: v.nullable(v.string()),
+  /** The mode that ran: differs from the one asked for when semantic search was unavailable. */
+  mode: v.picklist(SEARCH_MODES),
+  notices: v.array(NoticeOutput),
+});
+export type SearchResult = v.InferOutput<typeof SearchOutput>;
+
+interface Filters {
+  /** Only this channel (known to exist). */
+  readonly channel?: string | undefined;
+  /** Only messages whose sender is this display name. */
+  readonly sender?: string | undefined;
+  /** created_at >= sinceMs. */
+  readonly sinceMs?: number | undefined;
+  /** created_at < untilMs; greater than sinceMs when both are set. */
+  readonly untilMs?: number | undefined;
+  /** Only this seq and the messages whose reply_to chain leads to it. */
+  readonly thread?: number | undefined;
+}
+
+/**
+ * Searches messages and memories. Throws `validation` (bad input, a query
+ * with no searchable words, a foreign continuation), `not_registered`,
+ * `not_found` (unknown channel filter). Embeddings trouble is a notice, not an error.
+ */
+export async function search(ctx: BusContext, rawInput: unknown): Promise<SearchResult> {
+  const input = parseInput(SearchInput, rawInput);
+  requireSession(ctx, input.as);
+  const filters = parseFilters(ctx, input);
+  const settings = embeddingSettings(ctx.config);
+  const asked: SearchMode = input.mode ?? (settings === undefined ? 'text' : 'both');
+  const fingerprint = searchFingerprint({
+    query: input.query,
+    mode: asked,
+    channel: input.channel,
+    sender: input.sender,
+    since: filters.sinceMs,
+    until: filters.untilMs,
+    thread: input.thread,
+  });
+  const offset = input.continuation === undefined ? 0 : decodeContinuation(input.continuation, fingerprint);
+  // Checked before any request so a hopeless query fails fast; semantic alone needs no FTS words.
+  let match = asked === 'semantic' ? undefined : ftsMatchExpression(input.query);
+  if (asked === 'semantic' && input.query.trim() === '') throw invalid('query', 'is only whitespace; give the words to look for');
+
+  const notices: Notice[] = [];
+  let mode = asked;
+  let queryVector: Float32Array | undefined;
+  if (asked !== 'text') {
+    const embedded = await embedQuery(ctx, input.query);
+    if (embedded.ok) {
+      queryVector = embedded.vector;
+    } else {
+      notices.push({ kind: 'semantic_unavailable', message: `${embedded.reason}; these are text search results` });
+      mode = 'text';
+      match ??= ftsMatchExpression(input.query);
+    }
+  }
+
+  const model = settings?.embedding_model ?? '';
+  return ctx.db.read(() => {
+    requireSession(ctx, input.as);
+    const wanted = input.count + 1;
+    const clause = filterSql(filters, filters.thread === undefined ? undefined : threadMembers(ctx, filters.thread));
+    let page: Ranked[];
+    if (mode === 'text') {
+      page = textRanking(ctx, match as string, clause, wanted, offset);
+    } else if (mode === 'semantic') {
+      page = semanticRanking(ctx, queryVector as Float32Array, model, clause).slice(offset, offset + wanted);
+    } else {
+      const fused = reciprocalRankFusion([
+        textRanking(ctx, match as string, clause, FUSION_TEXT_DEPTH, 0),
+        semanticRanking(ctx, queryVector as Float32Array, model, clause),
+      ]);
+      page = fused.slice(offset, offset + wanted);
+    }
+    const hits = loadHits(ctx, page.slice(0, input.count));
+    const fitted = fitToCeiling(hits, ctx.config.result_default_kib * 1024);
+    const more = page.length > input.count || fitted.truncated;
+    ctx.log.debug('search', { mode, results: fitted.messages.length, offset });
+    return {
+      results: fitted.messages as SearchHit[],
+      continuation: more ? encodeContinuation(offset + fitted.messages.length, fingerprint) : null,
+      mode,
+      notices,
+    };
+  });
+}
+
+function parseFilters(ctx: BusContext, input: v.InferOutput<typeof SearchInput>): Filters {
+  const sinceMs = input.since === undefined ? undefined : Date.parse(input.since);
+  const untilMs = input.until === undefined ? undefined : Date.parse(input.until);
+  if (sinceMs !== undefined && Number.isNaN(sinceMs)) throw invalid('since', 'is not a real date and time; use e.g. 2026-11-30T12:00:00Z');
+  if (untilMs !== undefined && Number.isNaN(untilMs)) throw invalid('until', 'is not a real date and time; use e.g. 2026-11-30T12:00:00Z');
+  if (sinceMs !== undefined && untilMs !== undefined && untilMs <= sinceMs) {
+    throw invalid('until', 'must be later than since; the range is since (inclusive) to until (exclusive)');
+  }
+  if (input.channel !== undefined) requireChannel(ctx, input.channel);
+  return { channel: input.channel, sender: input.sender, sinceMs, untilMs, thread: input.thread };
+}
+
+type FilterClause = ReturnType<typeof filterSql>;
+
+type Embedded = { ok: true; vector: Float32Array } | { ok: false; reason: string };
+
+async function embedQuery(ctx: BusContext, query: string): Promise<Embedded> {
+  const settings = embeddingSettings(ctx.config);
+  if (settings === undefined) {
+    return { ok: false, reason: 'semantic search is not configured (no embedding_endpoint)' };
+  }
+  try {
+    const client = createEmbeddingsClient(settings);
+    const [vector] = await client.embed([query], {
+      timeoutMs: QUERY_TIMEOUT_MS,
+      expectedDimensions: storedDimensions(ctx.db, client.model),
+    });
+    return { ok: true, vector: vector as Float32Array };
+  } catch (error) {
+    if (!isEmbeddingError(error)) throw error;
+    ctx.log.warn('search query could not be embedded; answering with text search', { kind: error.kind, status: error.status, reason: error.message });
+    return { ok: false, reason: `semantic search is unavailable: ${error.message}` };
+  }
+}
+
+/**
+ * The seqs of a thread: `root` and every message whose reply_to chain leads
+ * to it. One pass over the rows after the root in seq order (a reply always
+ * has a higher seq than what it answers), rather than a recursive query that
+ * would scan the table once per member: reply_to has no index.
+ */
+function threadMembers(ctx: BusContext, root: number): number[] {
+  const members = new Set<number>([root]);
+  const replies = ctx.db.all<{ seq: number; reply_to: number }>(
+    'SELECT seq, reply_to FROM messages WHERE seq > ? AND reply_to >= ? ORDER BY seq',
+    [root, root],
+  );
+  for (const r of replies) if (members.has(r.reply_to)) members.add(r.seq);
+  return [...members];
+}
+
+/** SQL conditions (each starting with AND) over `messages m` for the filters, and their parameters. */
+function filterSql(filters: Filters, threadSeqs: readonly number[] | undefined): { where: string; params: SqlValue[] } {
+  const conditions: string[] = [];
+  const params: SqlValue[] = [];
+  if (filters.channel !== undefined) {
+    conditions.push('m.channel = ?');
+    params.push(filters.channel);
+  }
+  if (filters.sender !== undefined) {
+    conditions.push('m.sender = ?');
+    params.push(filters.sender);
+  }
+  if (filters.sinceMs !== undefined) {
+    conditions.push('m.created_at >= ?');
+    params.push(filters.sinceMs);
+  }
+  if (filters.untilMs !== undefined) {
+    conditions.push('m.created_at < ?');
+    params.push(filters.untilMs);
+  }
+  if (threadSeqs !== undefined) {
+    conditions.push('m.seq IN (SELECT value FROM json_each(?))');
+    params.push(JSON.stringify(threadSeqs));
+  }
+  return { where: conditions.map((c) => ` AND ${c}`).join(''), params };
+}
+
+function textRanking(ctx: BusContext, match: string, f: FilterClause, limit: number, offset: number): Ranked[] {
+  const rows = ctx.db.all<{ seq: number; rank: number }>(
+    `SELECT m.seq AS seq, messages_fts.rank AS rank
+       FROM messages_fts JOIN messages m ON m.seq = messages_fts.rowid
+      WHERE messages_fts MATCH ? AND m.tombstone = 0${f.where}
+      ORDER BY messages_fts.rank, m.seq DESC LIMIT ? OFFSET ?`,
+    [match, ...f.params, limit, offset],
+  );
+  // bm25 is lower-is-better and negative; flip it so every mode's score is higher-is-better.
+  return rows.map((r) => ({ seq: r.seq, score: -r.rank }));
+}
+
+function semanticRanking(ctx: BusContext, query: Float32Array, model: string, f: FilterClause): Ranked[] {
+  // Live memory revisions from the messages index alone: touching `embeddings` rows would read every
+  // vector's page (a row is mostly its BLOB), which is most of the cost the cache exists to avoid.
+  const seqs = ctx.db
+    .all<{ seq: number }>(
+      `SELECT m.seq AS seq FROM messages m
+        WHERE m.memory_id IS NOT NULL AND m.tombstone = 0${f.where}`,
+      f.params,
+    )
+    .map((r) => r.seq);
+  const cache = vectorCacheFor(ctx.db, model);
+  const candidates: { seq: number; vector: Float32Array }[] = [];
+  const missing: number[] = [];
+  for (const seq of seqs) {
+    const vector = cache.get(seq);
+    if (vector === undefined) missing.push(seq);
+    else candidates.push({ seq, vector });
+  }
+  // Not cached: never seen by this process, or not embedded yet (the backlog, probed again each query).
+  for (let i = 0; i < missing.length; i += VECTOR_LOAD_CHUNK) {
+    const rows = ctx.db.all<VectorCandidate>(
+      'SELECT seq, vector FROM embeddings WHERE model = ? AND seq IN (SELECT value FROM json_each(?))',
+      [model, JSON.stringify(missing.slice(i, i + VECTOR_LOAD_CHUNK))],
+    );
+    for (const row of rows) candidates.push({ seq: row.seq, vector: cache.add(row.seq, row.vector) });
+  }
+  if (cache.size > seqs.length + PRUNE_SLACK) cache.pruneTo(new Set(seqs));
+  return rankVectors(query, candidates);
+}
+
+function loadHits(ctx: BusContext, page: readonly Ranked[]): SearchHit[] {
+  if (page.length === 0) return [];
+  const rows = ctx.db.all<MessageRow>(
+    `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.seq IN (SELECT value FROM json_each(?))`,
+    [JSON.stringify(page.map((r) => r.seq))],
+  );
+  const bySeq = new Map(rows.map((r) => [r.seq, r]));
+  const hits: SearchHit[] = [];
+  for (const ranked of page) {
+    const row = bySeq.get(ranked.seq);
+    if (row !== undefined) hits.push({ ...(toMessage(row) as Message), score: ranked.score });
+  }
+  return hits;
+}

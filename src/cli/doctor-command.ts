@@ -1,0 +1,218 @@
+/**
+ * `agentbus doctor`: checks what can go wrong outside the bus's own logic —
+ * the config, the data directory's permissions, the file's lock protocol and
+ * integrity, stale locks of dead processes — and says how to fix each. Exits
+ * 1 when any check finds a problem. Stale locks are cleared only with `--fix`
+ * or a "yes" on a terminal, and only those whose owner is dead.
+ */
+import { accessSync, constants, statSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
+import { ConfigError, type Config } from '../config.js';
+import { Database } from '../db/database.js';
+import { databasePath } from '../db/open-database.js';
+import { readFileState } from '../db/file-header.js';
+import { DRIVER_FOR_PROTOCOL, loadDriver } from '../db/select-driver.js';
+import { commandConfig, flagSet } from './cli-config.js';
+import type { CliIo } from './cli-io.js';
+import { confirm } from './confirm.js';
+import { formatBytes, table } from './format.js';
+import { integrityProblems } from './integrity.js';
+import { clearStaleLocks, surveyLocks, type LockEntry } from './lock-files.js';
+import { progressFor } from './progress.js';
+
+/** `ok`: fine; `warn`: works but should be fixed; `problem`: broken (exit 1); `fixed`: was a problem, cleared by this run. */
+export type CheckStatus = 'ok' | 'warn' | 'problem' | 'fixed';
+
+export interface Check {
+  /** Stable id for scripts: config, data_directory, database, lock_protocol, integrity, stale_locks. */
+  readonly name: string;
+  readonly status: CheckStatus;
+  /** What was found and, unless ok, what to do. */
+  readonly message: string;
+}
+
+export interface DoctorReport {
+  /** False when any check is a problem. */
+  readonly ok: boolean;
+  readonly checks: readonly Check[];
+}
+
+const DEFAULT_DATA_DIR = '~/.local/share/agentbus';
+
+/** Where the data directory is when the config cannot be read: AGENTBUS_DATA_DIR or the default. */
+function fallbackDataDir(io: CliIo): string {
+  const raw = io.env.AGENTBUS_DATA_DIR || DEFAULT_DATA_DIR;
+  const expanded = raw === '~' ? io.homeDir : raw.startsWith('~/') ? join(io.homeDir, raw.slice(2)) : raw;
+  return isAbsolute(expanded) ? expanded : resolve(io.cwd, expanded);
+}
+
+function checkConfig(io: CliIo, flags: Record<string, unknown>): { check: Check; config: Config | undefined } {
+  try {
+    const config = commandConfig(io, flags);
+    const where = config.configFileFound ? config.configPath : `${config.configPath} (no file: defaults)`;
+    return { check: { name: 'config', status: 'ok', message: `${where} is valid` }, config };
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    return { check: { name: 'config', status: 'problem', message: `${error.message}` }, config: undefined };
+  }
+}
+
+function modeText(mode: number): string {
+  return (mode & 0o777).toString(8).padStart(4, '0');
+}
+
+function checkDataDir(dir: string): Check {
+  let st;
+  try {
+    st = statSync(dir);
+  } catch {
+    return { name: 'data_directory', status: 'ok', message: `${dir} does not exist yet; the first \`agentbus mcp\` creates it (0700)` };
+  }
+  if (!st.isDirectory()) return { name: 'data_directory', status: 'problem', message: `${dir} is not a directory; remove it or set AGENTBUS_DATA_DIR elsewhere` };
+  try {
+    accessSync(dir, constants.R_OK | constants.W_OK | constants.X_OK);
+  } catch {
+    return { name: 'data_directory', status: 'problem', message: `${dir} is not readable, writable and searchable by this user: chmod u+rwx ${dir}` };
+  }
+  const uid = process.getuid?.();
+  if (uid !== undefined && st.uid !== uid) {
+    return { name: 'data_directory', status: 'warn', message: `${dir} belongs to uid ${st.uid}, not to you (uid ${uid}); agentbus serves one user: use a directory you own` };
+  }
+  if ((st.mode & 0o077) !== 0) {
+    return { name: 'data_directory', status: 'warn', message: `${dir} is mode ${modeText(st.mode)}: other users can reach the bus; chmod 700 ${dir}` };
+  }
+  return { name: 'data_directory', status: 'ok', message: `${dir} (mode ${modeText(st.mode)}, yours)` };
+}
+
+function describeLock(entry: LockEntry): string {
+  return `${entry.kind.replace('_', ' ')} of dead pid ${entry.pid || '?'} (${entry.path})`;
+}
+
+interface DatabaseChecks {
+  readonly checks: Check[];
+}
+
+async function checkDatabase(io: CliIo, config: Config | undefined, path: string): Promise<DatabaseChecks> {
+  const checks: Check[] = [];
+  const state = readFileState(path);
+  if (state.kind === 'missing' || state.kind === 'empty') {
+    checks.push({ name: 'database', status: 'ok', message: `${path} does not exist yet; the first \`agentbus mcp\` creates it` });
+    return { checks };
+  }
+  const st = statSync(path);
+  if (state.kind === 'foreign') {
+    checks.push({ name: 'database', status: 'problem', message: `${state.reason}` });
+    return { checks };
+  }
+  checks.push(
+    (st.mode & 0o077) !== 0
+      ? { name: 'database', status: 'warn', message: `${path} is mode ${modeText(st.mode)}; chmod 600 ${path}` }
+      : { name: 'database', status: 'ok', message: `${path} (${formatBytes(st.size)}, mode ${modeText(st.mode)})` },
+  );
+  const wanted = DRIVER_FOR_PROTOCOL[state.protocol];
+  const loaded = await loadDriver(wanted);
+  if (!loaded.ok) {
+    checks.push({
+      name: 'lock_protocol',
+      status: 'problem',
+      message: `${state.protocol}, which needs the ${wanted} driver, and it cannot run here (${loaded.reason}); use another Node, or convert the file with \`agentbus convert\` where it can`,
+    });
+    return { checks };
+  }
+  const choice = config?.driver ?? 'auto';
+  if (choice !== 'auto' && choice !== wanted) {
+    checks.push({
+      name: 'lock_protocol',
+      status: 'problem',
+      message: `${state.protocol} (${wanted} driver) but driver is set to ${choice}: set driver (or AGENTBUS_DRIVER) to auto or ${wanted}, or run \`agentbus convert --to ${state.protocol === 'posix' ? 'portable' : 'posix'}\` with every agentbus process stopped`,
+    });
+  } else {
+    checks.push({ name: 'lock_protocol', status: 'ok', message: `${state.protocol} (${wanted} driver, SQLite ${loaded.driver.capabilities.sqliteVersion})` });
+  }
+  const progress = progressFor(io);
+  progress.step(`checking the integrity of ${formatBytes(st.size)} ...`);
+  let problems: string[];
+  try {
+    const db = new Database(loaded.driver.open(path, { busyTimeoutMs: 5_000 }));
+    try {
+      problems = integrityProblems(db);
+    } finally {
+      db.close();
+    }
+  } catch (error) {
+    problems = [`cannot open it: ${(error as Error).message}`];
+  } finally {
+    progress.done();
+  }
+  checks.push(
+    problems.length === 0
+      ? { name: 'integrity', status: 'ok', message: 'PRAGMA integrity_check: ok' }
+      : {
+          name: 'integrity',
+          status: 'problem',
+          message: `${problems.length} problem(s): ${problems.slice(0, 5).join('; ')}; stop agentbus, restore a backup (\`agentbus backup\` makes them) or \`agentbus reset\``,
+        },
+  );
+  return { checks };
+}
+
+async function checkLocks(io: CliIo, flags: Record<string, unknown>, path: string, protocol: string | undefined): Promise<Check> {
+  const now = io.clock.now();
+  const entries = surveyLocks(path, now).entries;
+  const live = entries.filter((e) => e.alive && e.kind === 'lock_record');
+  if (protocol === 'posix' && live.length > 0) {
+    return {
+      name: 'stale_locks',
+      status: 'problem',
+      message: `a portable-protocol (wasm) process, pid ${live[0]?.pid}, has this posix database open: the protocols must never share a file; stop it and set driver to auto or native`,
+    };
+  }
+  const stale = entries.filter((e) => !e.alive);
+  if (stale.length === 0) return { name: 'stale_locks', status: 'ok', message: 'none' };
+  const listing = stale.map(describeLock).join('; ');
+  let clear = flagSet(flags, 'fix');
+  if (!clear && io.stdinIsTty) {
+    io.stderr.write(`found ${stale.length} stale lock(s): ${listing}\n`);
+    clear = await confirm(io, 'Clear the stale locks (their owners are dead)?');
+  }
+  if (!clear) {
+    return { name: 'stale_locks', status: 'problem', message: `${stale.length} stale lock(s): ${listing}; run \`agentbus doctor --fix\` to clear them` };
+  }
+  const report = clearStaleLocks(path, now);
+  if (report.kept.length > 0) {
+    return {
+      name: 'stale_locks',
+      status: 'warn',
+      message: `cleared ${report.cleared.length}; kept ${report.kept.length} dead record(s) in the lock table: ${report.kept[0]?.reason}`,
+    };
+  }
+  return { name: 'stale_locks', status: 'fixed', message: `cleared ${report.cleared.length} stale lock(s): ${report.cleared.map(describeLock).join('; ')}` };
+}
+
+/** Runs every check; never throws for what it checks. */
+export async function runDoctor(io: CliIo, flags: Record<string, unknown>): Promise<DoctorReport> {
+  const { check: configCheck, config } = checkConfig(io, flags);
+  const dataDir = config?.data_directory ?? fallbackDataDir(io);
+  const path = databasePath(dataDir);
+  const checks: Check[] = [configCheck, checkDataDir(dataDir)];
+  const db = await checkDatabase(io, config, path);
+  checks.push(...db.checks);
+  const state = readFileState(path);
+  checks.push(await checkLocks(io, flags, path, state.kind === 'agentbus' ? state.protocol : undefined));
+  return { ok: checks.every((c) => c.status !== 'problem'), checks };
+}
+
+const LABEL: Readonly<Record<CheckStatus, string>> = { ok: 'ok', warn: 'WARN', problem: 'PROBLEM', fixed: 'fixed' };
+
+export async function doctorCommand(io: CliIo, flags: Record<string, unknown>): Promise<number> {
+  const report = await runDoctor(io, flags);
+  if (flagSet(flags, 'json')) {
+    io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  } else {
+    const lines = table(report.checks.map((c) => [LABEL[c.status], c.name, c.message]), '');
+    const problems = report.checks.filter((c) => c.status === 'problem').length;
+    lines.push(problems === 0 ? 'no problems found' : `${problems} problem(s) found`);
+    io.stdout.write(`${lines.join('\n')}\n`);
+  }
+  return report.ok ? 0 : 1;
+}

@@ -1,0 +1,155 @@
+/**
+ * `agentbus status`: what the bus looks like now, readable at a glance, or as
+ * one JSON object with `--json`.
+ */
+import type { Config } from '../config.js';
+import type { Database } from '../db/database.js';
+import { embeddingBacklog } from '../embeddings/embedding-pass.js';
+import { capacityUsage } from '../maintenance/capacity.js';
+import { liveSessions } from '../maintenance/reset.js';
+import { databaseExists, databaseState, openAdminDatabase } from './admin-database.js';
+import { commandConfig, flagSet } from './cli-config.js';
+import type { CliIo } from './cli-io.js';
+import { ago, bar, formatBytes, table } from './format.js';
+
+/** The `--json` shape of `status`; keys are stable for scripts. */
+export interface StatusReport {
+  readonly config_path: string;
+  readonly config_file_found: boolean;
+  readonly data_directory: string;
+  readonly database: {
+    readonly path: string;
+    readonly exists: boolean;
+    readonly driver: string | null;
+    readonly sqlite_version: string | null;
+    readonly lock_protocol: string | null;
+    readonly schema_version: number | null;
+  };
+  readonly usage: { readonly used_bytes: number; readonly budget_bytes: number; readonly target_bytes: number; readonly percent: number } | null;
+  readonly notices: readonly { readonly kind: string; readonly message: string; readonly set_at: string }[];
+  readonly embeddings: { readonly enabled: boolean; readonly model: string | null; readonly backlog: number | null };
+  readonly sessions: readonly { readonly display_name: string; readonly context: string; readonly heartbeat_at: string }[];
+  readonly channels: readonly { readonly name: string; readonly kind: string; readonly messages: number; readonly subscribers: number }[];
+}
+
+function readReport(db: Database, config: Config, now: number, schemaVersion: number): StatusReport {
+  return db.read(() => {
+    const usage = capacityUsage(db, config);
+    const channels = db.all<{ name: string; kind: string; messages: number; subscribers: number }>(
+      `SELECT c.name, c.kind,
+         (SELECT count(*) FROM messages m WHERE m.channel = c.name AND m.tombstone = 0) AS messages,
+         (SELECT count(*) FROM subscriptions s WHERE s.channel = c.name) AS subscribers
+       FROM channels c ORDER BY c.name`,
+    );
+    const notices = db.all<{ kind: string; message: string; set_at: number }>('SELECT kind, message, set_at FROM notices ORDER BY kind');
+    const model = config.embedding_endpoint !== undefined ? (config.embedding_model ?? null) : null;
+    return {
+      config_path: config.configPath,
+      config_file_found: config.configFileFound,
+      data_directory: config.data_directory,
+      database: {
+        path: db.path,
+        exists: true,
+        driver: db.capabilities.name,
+        sqlite_version: db.capabilities.sqliteVersion,
+        lock_protocol: db.capabilities.lockProtocol,
+        schema_version: schemaVersion,
+      },
+      usage: {
+        used_bytes: usage.usedBytes,
+        budget_bytes: usage.budgetBytes,
+        target_bytes: usage.targetBytes,
+        percent: Math.round((usage.usedBytes / usage.budgetBytes) * 1000) / 10,
+      },
+      notices: notices.map((n) => ({ kind: n.kind, message: n.message, set_at: new Date(n.set_at).toISOString() })),
+      embeddings: { enabled: model !== null, model, backlog: model === null ? null : embeddingBacklog(db, model) },
+      sessions: liveSessions(db, now).map((s) => ({
+        display_name: s.sender,
+        context: s.context,
+        heartbeat_at: new Date(s.heartbeat).toISOString(),
+      })),
+      channels,
+    };
+  });
+}
+
+function emptyReport(config: Config, path: string): StatusReport {
+  return {
+    config_path: config.configPath,
+    config_file_found: config.configFileFound,
+    data_directory: config.data_directory,
+    database: { path, exists: false, driver: null, sqlite_version: null, lock_protocol: null, schema_version: null },
+    usage: null,
+    notices: [],
+    embeddings: {
+      enabled: config.embedding_endpoint !== undefined,
+      model: config.embedding_endpoint !== undefined ? (config.embedding_model ?? null) : null,
+      backlog: null,
+    },
+    sessions: [],
+    channels: [],
+  };
+}
+
+/** The human-readable form. */
+export function formatStatus(report: StatusReport, now: number): string {
+  const lines: string[] = [];
+  const db = report.database;
+  const rows: string[][] = [
+    ['config', `${report.config_path}${report.config_file_found ? '' : ' (no file: defaults)'}`],
+    ['data directory', report.data_directory],
+    ['database', db.exists ? db.path : `${db.path} (none yet: the first \`agentbus mcp\` creates it)`],
+  ];
+  if (db.exists) {
+    rows.push(['driver', `${db.driver} (SQLite ${db.sqlite_version}), lock protocol ${db.lock_protocol}, schema v${db.schema_version}`]);
+  }
+  if (report.usage !== null) {
+    const u = report.usage;
+    rows.push([
+      'usage',
+      `${bar(u.used_bytes / u.budget_bytes)} ${u.percent}%  ${formatBytes(u.used_bytes)} of ${formatBytes(u.budget_bytes)} budget (eviction down to ${formatBytes(u.target_bytes)})`,
+    ]);
+  }
+  rows.push(['notice', report.notices.length === 0 ? 'none' : report.notices.map((n) => `${n.kind}: ${n.message}`).join(' | ')]);
+  const e = report.embeddings;
+  rows.push([
+    'embeddings',
+    !e.enabled ? 'off (no embedding_endpoint configured)' : `model ${e.model}, backlog ${e.backlog ?? '-'} memory revision(s) without a vector`,
+  ]);
+  rows.push(['sessions', `${report.sessions.length} live`]);
+  const label = (cells: readonly string[]) => `${(cells[0] ?? '').padEnd(16)}${cells[1] ?? ''}`;
+  lines.push(...rows.map(label));
+  lines.push(
+    ...table(
+      report.sessions.map((s) => [s.display_name, s.context, `heartbeat ${ago(now, Date.parse(s.heartbeat_at))}`]),
+      '    ',
+    ),
+  );
+  lines.push(label(['channels', `${report.channels.length}`]));
+  lines.push(
+    ...table(
+      report.channels.map((c) => [c.name, c.kind, `${c.messages} message(s)`, `${c.subscribers} subscriber(s)`]),
+      '    ',
+    ),
+  );
+  return `${lines.join('\n')}\n`;
+}
+
+export async function statusCommand(io: CliIo, flags: Record<string, unknown>): Promise<number> {
+  const config = commandConfig(io, flags);
+  const { path, state } = databaseState(config);
+  const now = io.clock.now();
+  let report: StatusReport;
+  if (!databaseExists(state)) {
+    report = emptyReport(config, path);
+  } else {
+    const { db, schemaVersion } = await openAdminDatabase(config, io);
+    try {
+      report = readReport(db, config, now, schemaVersion);
+    } finally {
+      db.close();
+    }
+  }
+  io.stdout.write(flagSet(flags, 'json') ? `${JSON.stringify(report, null, 2)}\n` : formatStatus(report, now));
+  return 0;
+}

@@ -1,0 +1,120 @@
+/**
+ * Chunked deletes: every cleanup statement touches at most 1,000 rows per
+ * write transaction and releases the writer lock between chunks, so a
+ * concurrent sender waits for one chunk at most, never for a whole cleanup.
+ *
+ * Releasing the lock is not enough on its own: SQLite has no queue of
+ * waiting writers, a waiter just retries on its busy-handler schedule (1, 2,
+ * 5 ... 100 ms apart). A loop that re-takes the lock microseconds after
+ * releasing it starves every other process for the whole cleanup (measured:
+ * 3.5 s send stalls). So each loop pauses after each transaction for as long
+ * as the transaction held the lock, keeping maintenance under half the
+ * writer's time and leaving gaps a waiting sender's retry lands in.
+ */
+import { performance } from 'node:perf_hooks';
+import type { Database } from '../db/database.js';
+import { sleepSync } from '../db/sleep-sync.js';
+import type { StepReport } from './step-report.js';
+
+/** The design's fixed ceiling on rows per cleanup transaction. */
+export const MAX_CHUNK_ROWS = 1000;
+
+/** Lock-hold goal: a chunk slower than this makes the next chunk smaller (never larger than MAX_CHUNK_ROWS). */
+export const DEFAULT_LOCK_TARGET_MS = 25;
+
+/** Bounds on the pause after a transaction (the pause equals the transaction's hold time within them). */
+export const MIN_PAUSE_MS = 2;
+export const MAX_PAUSE_MS = 100;
+
+/** One chunk of work: deletes up to `limit` rows inside the caller's transaction and returns how many it deleted. */
+export type Chunk = (limit: number) => number;
+
+export interface ChunkOptions {
+  /** True once the wall-clock deadline has passed; checked before each chunk. */
+  readonly pastDeadline: () => boolean;
+  /** True once the step has reached its goal (e.g. usage under target); checked before each chunk. */
+  readonly done?: () => boolean;
+  /** Adaptive chunk sizing aims each transaction at this many ms; Infinity keeps chunks at MAX_CHUNK_ROWS. */
+  readonly lockTargetMs: number;
+}
+
+/** The adaptive chunk size and the last hold, carried from one chunk to the next. */
+export interface ChunkState {
+  /** Rows the next chunk may delete; between 10 and MAX_CHUNK_ROWS. */
+  limit: number;
+  /** How long the last transaction held the writer lock, in ms. */
+  lastHeldMs: number;
+}
+
+export function initialChunkState(): ChunkState {
+  return { limit: MAX_CHUNK_ROWS, lastHeldMs: 0 };
+}
+
+/** Runs `fn` as one write transaction and records its hold time in `state` and `report`. */
+export function timedTransaction<T>(db: Database, fn: () => T, state: ChunkState, report: StepReport): T {
+  const started = performance.now();
+  const result = db.transaction(fn);
+  state.lastHeldMs = performance.now() - started;
+  report.transactions++;
+  report.maxLockMs = Math.max(report.maxLockMs, state.lastHeldMs);
+  return result;
+}
+
+/** Runs one chunk in its own write transaction, timing the lock hold and adapting the next chunk's size. */
+export function runOneChunk(db: Database, chunk: Chunk, state: ChunkState, options: ChunkOptions, report: StepReport): number {
+  const rows = timedTransaction(db, () => chunk(state.limit), state, report);
+  report.rows += rows;
+  if (state.lastHeldMs > options.lockTargetMs && state.limit > 10) {
+    state.limit = Math.max(10, Math.floor(state.limit / 2));
+  } else if (state.lastHeldMs < options.lockTargetMs / 2 && state.limit < MAX_CHUNK_ROWS) {
+    state.limit = Math.min(MAX_CHUNK_ROWS, state.limit * 2);
+  }
+  return rows;
+}
+
+/** True when the loop must stop: the goal is reached, or the deadline passed (which marks the step cut short). */
+export function shouldStop(options: ChunkOptions, report: StepReport): boolean {
+  if (options.done?.() === true) return true;
+  if (options.pastDeadline()) {
+    report.cutShort = true;
+    return true;
+  }
+  return false;
+}
+
+function pauseMs(state: ChunkState): number {
+  return Math.min(MAX_PAUSE_MS, Math.max(MIN_PAUSE_MS, state.lastHeldMs));
+}
+
+/** Leaves the writer lock free for other processes (and, in the tick, lets this process serve requests). */
+export function pauseAfter(state: ChunkState): Promise<void> {
+  return new Promise<void>((resolve) => setTimeout(resolve, pauseMs(state)));
+}
+
+/** The same pause for the synchronous send path. */
+export function pauseAfterSync(state: ChunkState): void {
+  sleepSync(pauseMs(state));
+}
+
+/**
+ * Runs `chunk` until it deletes fewer rows than asked for, `done` holds, or
+ * the deadline passes. Synchronous: for the send path.
+ */
+export function runChunksSync(db: Database, chunk: Chunk, options: ChunkOptions, report: StepReport): void {
+  const state = initialChunkState();
+  while (!shouldStop(options, report)) {
+    const asked = state.limit;
+    if (runOneChunk(db, chunk, state, options, report) < asked) return;
+    pauseAfterSync(state);
+  }
+}
+
+/** The same loop for the tick, which waits asynchronously between chunks. */
+export async function runChunks(db: Database, chunk: Chunk, options: ChunkOptions, report: StepReport): Promise<void> {
+  const state = initialChunkState();
+  while (!shouldStop(options, report)) {
+    const asked = state.limit;
+    if (runOneChunk(db, chunk, state, options, report) < asked) return;
+    await pauseAfter(state);
+  }
+}

@@ -1,0 +1,202 @@
+/**
+ * The maintenance tick: every `cleanup_interval_seconds` each mcp process
+ * tries the lease; the holder runs the steps in the design's order, each in
+ * chunks of at most 1,000 rows per transaction, stopping at a wall-clock
+ * deadline of half the interval (the next tick resumes: every step is
+ * idempotent and starts from whatever is left).
+ */
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { Database } from '../db/database.js';
+import type { Logger } from '../log.js';
+import { capacityUsage, evictForCapacity, type CapacityUsage } from './capacity.js';
+import { clearCapacityNotice, readCapacityNotice, setCapacityNotice } from './capacity-notice.js';
+import { DEFAULT_LOCK_TARGET_MS, runChunks, type Chunk } from './chunks.js';
+import { acquireLease, releaseLease } from './lease.js';
+import { retentionChunk } from './retention.js';
+import { deleteExpiredReceipts, deleteIdleSubscriptions, deleteStaleSessions } from './stale-rows.js';
+import { emptyStep, type StepName, type StepReport } from './step-report.js';
+import { purgeTombstones } from './tombstones.js';
+import { vacuumStep } from './vacuum.js';
+
+/** Steps supplied by other parts of agentbus. */
+export interface MaintenanceSteps {
+  /**
+   * The embedding pass, run last. `deadlineMs` is the tick's deadline on the
+   * maintenance timer (Date.now by default); the pass must return by then.
+   */
+  readonly embeddingPass?: (deadlineMs: number) => Promise<void>;
+}
+
+export interface MaintenanceOptions {
+  /** The open database. */
+  readonly db: Database;
+  /** The validated configuration. */
+  readonly config: Config;
+  /** Time for row ages and the lease; every cutoff is computed from it. */
+  readonly clock: Clock;
+  /** Diagnostics; the tick logs counts, never row contents. */
+  readonly log: Logger;
+  /** This process's owner token, written into the lease. */
+  readonly owner: string;
+  /** Optional steps from other modules. */
+  readonly steps?: MaintenanceSteps;
+  /** Wall clock for the tick deadline; defaults to Date.now. Tests pass a stepping timer. */
+  readonly timer?: () => number;
+  /** Adaptive chunk sizing aims each transaction at this many ms; Infinity keeps chunks at 1,000 rows. */
+  readonly lockTargetMs?: number;
+}
+
+export interface TickReport {
+  /** False when another process holds the lease; nothing else was done. */
+  readonly leased: boolean;
+  /** Clock time the tick started at. */
+  readonly startedAt: number;
+  /** Wall-clock duration of the tick. */
+  readonly durationMs: number;
+  /** True when the deadline stopped the tick before every step finished. */
+  readonly deadlineReached: boolean;
+  /** Each step in order; empty when not leased. */
+  readonly steps: readonly StepReport[];
+  /** The longest single write transaction in the tick, in ms. */
+  readonly maxLockMs: number;
+  /** Usage after the tick (undefined when not leased). */
+  readonly usage: CapacityUsage | undefined;
+  /** Whether the capacity notice is set after the tick. */
+  readonly capacityNotice: boolean;
+}
+
+export interface Maintenance {
+  /** Runs one tick now (taking the lease first); never overlaps a running tick of this instance. */
+  runTick(): Promise<TickReport>;
+  /** Starts ticking every `cleanup_interval_seconds`; the timer does not keep the process alive. Idempotent. */
+  start(): void;
+  /** Stops ticking, waits for a running tick and releases the lease. Idempotent. */
+  stop(): Promise<void>;
+}
+
+function errorText(error: unknown): string {
+  const e = error as { code?: unknown; message?: unknown };
+  return `${typeof e?.code === 'string' ? `${e.code}: ` : ''}${typeof e?.message === 'string' ? e.message : String(error)}`;
+}
+
+export function createMaintenance(options: MaintenanceOptions): Maintenance {
+  const { db, config, clock, log, owner } = options;
+  const timer = options.timer ?? Date.now;
+  const lockTargetMs = options.lockTargetMs ?? DEFAULT_LOCK_TARGET_MS;
+  const intervalMs = config.cleanup_interval_seconds * 1000;
+  let running: Promise<TickReport> | undefined;
+  let interval: NodeJS.Timeout | undefined;
+
+  async function tick(): Promise<TickReport> {
+    const started = timer();
+    const now = clock.now();
+    if (!acquireLease(db, owner, now, 2 * intervalMs)) {
+      return {
+        leased: false,
+        startedAt: now,
+        durationMs: timer() - started,
+        deadlineReached: false,
+        steps: [],
+        maxLockMs: 0,
+        usage: undefined,
+        capacityNotice: readCapacityNotice(db) !== undefined,
+      };
+    }
+    const deadline = started + intervalMs / 2;
+    const pastDeadline = () => timer() >= deadline;
+    const steps: StepReport[] = [];
+
+    const step = async (name: StepName, body: (report: StepReport) => Promise<void>): Promise<void> => {
+      const report = emptyStep(name);
+      steps.push(report);
+      if (pastDeadline()) {
+        report.skipped = true;
+        report.cutShort = true;
+        return;
+      }
+      try {
+        await body(report);
+      } catch (error) {
+        report.error = errorText(error);
+        log.warn('maintenance step failed', { step: name, error: report.error });
+      }
+    };
+    const chunked = (chunk: Chunk, done?: () => boolean) => (report: StepReport) =>
+      runChunks(db, chunk, { pastDeadline, lockTargetMs, ...(done === undefined ? {} : { done }) }, report);
+
+    await step('stale_sessions', chunked((limit) => deleteStaleSessions(db, now, limit)));
+    await step('expired_receipts', chunked((limit) => deleteExpiredReceipts(db, now, limit)));
+    await step('idle_subscriptions', chunked((limit) => deleteIdleSubscriptions(db, now, config.cursor_idle_hours, limit)));
+    await step('retention', chunked(retentionChunk(db, now, config.message_retention_hours)));
+    await step('tombstones', chunked((limit) => purgeTombstones(db, now, config.tombstone_min_hours, limit)));
+    await step('capacity', async (report) => {
+      const before = capacityUsage(db, config);
+      if (before.usedBytes > before.budgetBytes) {
+        const done = () => capacityUsage(db, config).usedBytes < before.targetBytes;
+        await evictForCapacity(db, { pastDeadline, lockTargetMs, done }, report);
+      }
+      const after = capacityUsage(db, config);
+      if (after.usedBytes < after.budgetBytes) {
+        db.transaction(() => clearCapacityNotice(db));
+      } else if (!report.cutShort) {
+        // Everything evictable is gone and usage is still over: only memories are left.
+        db.transaction(() => setCapacityNotice(db, config, now));
+      }
+    });
+    await step('vacuum', (report) => vacuumStep(db, pastDeadline, report));
+    const embeddingPass = options.steps?.embeddingPass;
+    if (embeddingPass !== undefined) await step('embeddings', () => embeddingPass(deadline));
+
+    const report: TickReport = {
+      leased: true,
+      startedAt: now,
+      durationMs: timer() - started,
+      deadlineReached: steps.some((s) => s.cutShort),
+      steps,
+      maxLockMs: Math.max(0, ...steps.map((s) => s.maxLockMs)),
+      usage: capacityUsage(db, config),
+      capacityNotice: readCapacityNotice(db) !== undefined,
+    };
+    // A tick that found nothing to do is the normal case; keep it out of the log at the default level.
+    const busy = steps.some((s) => s.rows > 0 || s.error !== undefined || s.cutShort);
+    const fields = {
+      durationMs: Math.round(report.durationMs),
+      deadlineReached: report.deadlineReached,
+      maxLockMs: Math.round(report.maxLockMs),
+      ...Object.fromEntries(steps.map((s) => [s.name, s.rows])),
+    };
+    if (busy) log.info('maintenance tick', fields);
+    else log.debug('maintenance tick', fields);
+    return report;
+  }
+
+  function runTick(): Promise<TickReport> {
+    running ??= tick().finally(() => {
+      running = undefined;
+    });
+    return running;
+  }
+
+  return {
+    runTick,
+    start() {
+      if (interval !== undefined) return;
+      interval = setInterval(() => {
+        if (running !== undefined) return;
+        runTick().catch((error: unknown) => log.warn('maintenance tick failed', { error: errorText(error) }));
+      }, intervalMs);
+      interval.unref();
+    },
+    async stop() {
+      if (interval !== undefined) clearInterval(interval);
+      interval = undefined;
+      await running?.catch(() => undefined);
+      try {
+        releaseLease(db, owner);
+      } catch (error) {
+        log.warn('maintenance lease release failed', { error: errorText(error) });
+      }
+    },
+  };
+}

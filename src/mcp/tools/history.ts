@@ -1,0 +1,12 @@
+import { history, HistoryInput, HistoryOutput } from '../../bus/history.js';
+import type { ToolDefinition } from '../tool-definition.js';
+import { READ_ONLY } from './annotations.js';
+
+export const historyTool: ToolDefinition = {
+  name: 'history',
+  description: 'Agentbus: read a channel\'s messages before or after a seq, without moving your cursor.',
+  input: HistoryInput,
+  output: HistoryOutput,
+  annotations: READ_ONLY,
+  handler: (ctx, args) => history(ctx, args),
+};

@@ -1,0 +1,129 @@
+import { copyFileSync, existsSync, mkdirSync, openSync, closeSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { startMcp } from '../support/mcp-process.js';
+import { tempDir } from '../support/test-driver.js';
+import { jsonOf, prepareCliDir, runCli, waitForPidExit } from './cli-process.js';
+
+type Json = Record<string, any>;
+
+/** A pid above Linux's pid_max (2^22): no process can have it. */
+const DEAD_PID = 4_194_305;
+
+function check(report: Json, name: string): Json {
+  return report.checks.find((c: Json) => c.name === name);
+}
+
+async function createdBus(dir: string): Promise<void> {
+  const server = await startMcp(dir);
+  await server.call('register', { name: 'Alice' });
+  await server.call('create_channel', { as: 'Alice', name: 'work', kind: 'ordinary' });
+  for (let i = 0; i < 50; i++) await server.call('send', { as: 'Alice', channel: 'work', content: `message ${i} `.repeat(40) });
+  const pid = server.transport.pid;
+  await server.close();
+  await waitForPidExit(pid);
+}
+
+describe('agentbus doctor', () => {
+  it('finds no problem in a healthy bus, with a server running, as JSON and text', async () => {
+    const dir = tempDir();
+    const server = await startMcp(dir);
+    await server.call('register', { name: 'Alice' });
+    const run = await runCli(dir, ['doctor', '--json']);
+    expect(run.code).toBe(0);
+    const report = jsonOf(run);
+    expect(report.ok).toBe(true);
+    expect(report.checks.map((c: Json) => c.name)).toEqual(['config', 'data_directory', 'database', 'lock_protocol', 'integrity', 'stale_locks']);
+    for (const name of ['config', 'data_directory', 'lock_protocol', 'integrity', 'stale_locks']) expect(check(report, name).status).toBe('ok');
+    const text = await runCli(dir, ['doctor']);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/no problems found/);
+  });
+
+  it('reports a bad config value as a problem naming the key, exit 1', async () => {
+    const dir = tempDir();
+    prepareCliDir(dir, { config: { receive_max_wait_seconds: 999 } });
+    const run = await runCli(dir, ['doctor', '--json']);
+    expect(run.code).toBe(1);
+    const report = jsonOf(run);
+    expect(report.ok).toBe(false);
+    expect(check(report, 'config').status).toBe('problem');
+    expect(check(report, 'config').message).toMatch(/receive_max_wait_seconds/);
+  });
+
+  it('warns about a data directory other users can reach', async () => {
+    const dir = tempDir();
+    prepareCliDir(dir);
+    const data = join(dir, 'data');
+    mkdirSync(data, { mode: 0o755 });
+    const run = await runCli(dir, ['doctor', '--json'], { env: { AGENTBUS_DATA_DIR: data } });
+    expect(run.code).toBe(0);
+    expect(check(jsonOf(run), 'data_directory').status).toBe('warn');
+  });
+
+  it('reports stale locks of a dead process and clears only those with --fix', async () => {
+    const dir = tempDir();
+    await createdBus(dir);
+    const db = join(dir, 'agentbus.db');
+    mkdirSync(`${db}.setup-lock`);
+    writeFileSync(`${db}.setup-lock/owner`, `${DEAD_PID}-12345`);
+    const record = Buffer.alloc(64);
+    record.writeUInt32LE(DEAD_PID, 0);
+    record.writeUInt32LE(1, 4);
+    record.writeDoubleLE(12345, 8);
+    writeFileSync(`${db}-locks`, record);
+
+    const found = await runCli(dir, ['doctor', '--json']);
+    expect(found.code).toBe(1);
+    const stale = check(jsonOf(found), 'stale_locks');
+    expect(stale.status).toBe('problem');
+    expect(stale.message).toContain(String(DEAD_PID));
+    expect(existsSync(`${db}.setup-lock`)).toBe(true); // reported, not touched
+
+    const fixed = await runCli(dir, ['doctor', '--json', '--fix']);
+    expect(fixed.code).toBe(0);
+    expect(check(jsonOf(fixed), 'stale_locks').status).toBe('fixed');
+    expect(existsSync(`${db}.setup-lock`)).toBe(false);
+    expect(existsSync(`${db}-locks`)).toBe(false);
+    expect((await runCli(dir, ['doctor'])).code).toBe(0);
+  });
+
+  it('never clears a lock whose owner is alive', async () => {
+    const dir = tempDir();
+    await createdBus(dir);
+    const db = join(dir, 'agentbus.db');
+    mkdirSync(`${db}.setup-lock`);
+    // The test runner itself: alive for the whole test (start time 0 means "pid only").
+    writeFileSync(`${db}.setup-lock/owner`, `${process.pid}-0`);
+    const run = await runCli(dir, ['doctor', '--json', '--fix']);
+    expect(check(jsonOf(run), 'stale_locks').status).toBe('ok');
+    expect(existsSync(`${db}.setup-lock/owner`)).toBe(true);
+  });
+
+  it('reports a corrupted copy as an integrity problem, exit 1', async () => {
+    const dir = tempDir();
+    await createdBus(dir);
+    const copy = tempDir();
+    prepareCliDir(copy);
+    const file = join(copy, 'agentbus.db');
+    copyFileSync(join(dir, 'agentbus.db'), file);
+    const pages = statSync(file).size / 4096;
+    expect(pages).toBeGreaterThan(4);
+    const fd = openSync(file, 'r+');
+    // Scribble over every page but the header page: the b-trees no longer parse.
+    for (let page = 1; page < pages; page++) writeSync(fd, Buffer.alloc(512, 0xa5), 0, 512, page * 4096 + 100);
+    closeSync(fd);
+    const run = await runCli(copy, ['doctor', '--json']);
+    expect(run.code).toBe(1);
+    expect(check(jsonOf(run), 'integrity').status).toBe('problem');
+  });
+
+  it('reports a file that is not an agentbus database', async () => {
+    const dir = tempDir();
+    prepareCliDir(dir);
+    writeFileSync(join(dir, 'agentbus.db'), Buffer.alloc(8192, 7));
+    const run = await runCli(dir, ['doctor', '--json']);
+    expect(run.code).toBe(1);
+    expect(check(jsonOf(run), 'database').status).toBe('problem');
+  });
+});

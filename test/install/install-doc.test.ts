@@ -1,0 +1,157 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { describe, expect, it } from 'vitest';
+import { identityLine, readIdentity } from '../../src/cli/identity-line.js';
+import { ConfigFileSchema } from '../../src/config.js';
+import { tempDir, testDriverName } from '../support/test-driver.js';
+import { CHECKOUT_PLACEHOLDER, REPO_ROOT, installSnippets, localised, parseTomlSubset, shellWords, snippet } from './doc-snippets.js';
+
+type Json = Record<string, any>;
+const snippets = installSnippets();
+
+/** The largest receive_max_wait_seconds the config accepts: a harness tool timeout must exceed it. */
+function maxReceiveWaitSeconds(): number {
+  const pipe = (ConfigFileSchema.entries.receive_max_wait_seconds as any).wrapped.pipe as Json[];
+  const max = pipe.find((a) => a.type === 'max_value')?.requirement;
+  if (typeof max !== 'number') throw new Error('receive_max_wait_seconds has no maxValue');
+  return max;
+}
+
+/** Starts `command args` exactly as a harness would (placeholder replaced) and lists the tools. */
+async function serverTools(command: string, args: readonly string[]): Promise<string[]> {
+  const dir = tempDir();
+  writeFileSync(join(dir, 'config.json'), '{}');
+  const transport = new StdioClientTransport({
+    command,
+    args: args.map(localised),
+    env: {
+      ...getDefaultEnvironment(),
+      // The harness's PATH decides which node runs; here it is the test's own.
+      PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`,
+      AGENTBUS_DATA_DIR: dir,
+      AGENTBUS_CONFIG: join(dir, 'config.json'),
+      AGENTBUS_DRIVER: testDriverName(),
+    },
+    stderr: 'pipe',
+    cwd: dir,
+  });
+  const client = new Client({ name: 'install-doc-test', version: '0' });
+  await client.connect(transport);
+  try {
+    return (await client.listTools()).tools.map((t) => t.name);
+  } finally {
+    await client.close();
+  }
+}
+
+/** Runs a hook command through a shell in `cwd`, with `agentbus` on PATH as `npm link` puts it there. */
+function runHook(command: string, cwd: string): string {
+  const bin = tempDir();
+  symlinkSync(join(REPO_ROOT, 'bin', 'agentbus.js'), join(bin, 'agentbus'));
+  return execFileSync('/bin/sh', ['-c', localised(command)], {
+    cwd,
+    encoding: 'utf8',
+    env: { PATH: `${bin}:${dirname(process.execPath)}:${process.env.PATH ?? ''}`, HOME: cwd },
+  });
+}
+
+describe('docs/install.md', () => {
+  it('has every snippet the tests check, and never tells anyone to fetch the unrelated npm package', () => {
+    for (const id of ['claude-mcp-add', 'claude-mcp-add-npx', 'claude-settings', 'codex-config', 'codex-hooks', 'cursor-mcp', 'identity-file', 'identity-line', 'gitignore', 'agents-md']) {
+      expect(snippets.has(id), id).toBe(true);
+    }
+    // `npx agentbus` alone would fetch the registry's unrelated `agentbus`; only --prefix (a checkout) is right.
+    let npxUses = 0;
+    for (const { text } of snippets.values()) {
+      for (const m of text.matchAll(/\bnpx\b(?: -y)? ([^\n"]*)/g)) {
+        npxUses++;
+        expect(m[1]).toMatch(/^--prefix \/path\/to\/agentbus agentbus /);
+      }
+    }
+    expect(npxUses).toBeGreaterThan(0);
+    const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8'));
+    expect(pkg.name).toBe('agentbus-mcp');
+    expect(pkg.bin).toEqual({ agentbus: 'bin/agentbus.js' });
+  });
+
+  it('claude mcp add commands name the server agentbus and start a real server', async () => {
+    for (const id of ['claude-mcp-add', 'claude-mcp-add-npx']) {
+      const lines = snippet(snippets, id).text.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      const words = shellWords(lines[0] ?? '');
+      const dash = words.indexOf('--');
+      expect(words.slice(0, 3)).toEqual(['claude', 'mcp', 'add']);
+      expect(words[dash - 1]).toBe('agentbus');
+      const [command = '', ...args] = words.slice(dash + 1);
+      expect(args.at(-1)).toBe('mcp');
+      expect(await serverTools(command, args)).toContain('register');
+    }
+  });
+
+  it('the Codex config parses, has timeouts that fit a cold start and the longest receive, and starts a real server', async () => {
+    const config = parseTomlSubset(snippet(snippets, 'codex-config').text);
+    const server = config.mcp_servers.agentbus as Json;
+    expect(Object.keys(config.mcp_servers)).toEqual(['agentbus']);
+    expect(server.startup_timeout_sec).toBeGreaterThan(10);
+    expect(server.tool_timeout_sec).toBeGreaterThan(maxReceiveWaitSeconds());
+    expect(await serverTools(server.command, server.args)).toContain('register');
+  });
+
+  it('the Cursor config parses and starts a real server', async () => {
+    const config = JSON.parse(snippet(snippets, 'cursor-mcp').text);
+    expect(Object.keys(config.mcpServers)).toEqual(['agentbus']);
+    const server = config.mcpServers.agentbus;
+    expect(await serverTools(server.command, server.args)).toContain('register');
+  });
+
+  it('the Claude Code and Codex hooks fire on the right sources and print the identity line', () => {
+    const project = tempDir();
+    mkdirSync(join(project, '.git'));
+    mkdirSync(join(project, '.local'));
+    writeFileSync(join(project, '.local', 'agentbus.json'), snippet(snippets, 'identity-file').text);
+    const expected = snippet(snippets, 'identity-line').text.trim();
+    expect(identityLine(project)).toBe(expected);
+
+    const claude = JSON.parse(snippet(snippets, 'claude-settings').text);
+    const codex = JSON.parse(snippet(snippets, 'codex-hooks').text);
+    const claudeEntry = claude.hooks.SessionStart[0];
+    const codexEntry = codex.hooks.SessionStart[0];
+    expect(claudeEntry.matcher.split('|')).toEqual(expect.arrayContaining(['startup', 'resume', 'clear']));
+    expect(codexEntry.matcher).toBe('startup|resume|clear');
+    for (const entry of [claudeEntry, codexEntry]) {
+      expect(entry.hooks).toHaveLength(1);
+      expect(entry.hooks[0].type).toBe('command');
+      expect(runHook(entry.hooks[0].command, join(project)).trim()).toBe(expected);
+    }
+    // The `npm link` form the doc mentions.
+    expect(runHook('agentbus identity', project).trim()).toBe(expected);
+    expect(claudeEntry.hooks[0].command).toContain(`${CHECKOUT_PLACEHOLDER}/bin/agentbus.js identity`);
+  });
+
+  it('the identity file is what agentbus identity accepts, and the gitignore line covers it', () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, '.local'));
+    const file = join(dir, '.local', 'agentbus.json');
+    writeFileSync(file, snippet(snippets, 'identity-file').text);
+    expect(readIdentity(file)).toBe('Sam');
+    expect(snippet(snippets, 'gitignore').text.trim().split('\n')).toContain('.local/');
+    expect(execFileSync('git', ['check-ignore', '--no-index', '-q', '.local/agentbus.json'], {
+      cwd: (() => {
+        execFileSync('git', ['init', '-q'], { cwd: dir });
+        writeFileSync(join(dir, '.gitignore'), snippet(snippets, 'gitignore').text);
+        return dir;
+      })(),
+      encoding: 'utf8',
+    })).toBe('');
+  });
+
+  it('the AGENTS.md snippet names the register tool and the as field', () => {
+    const text = snippet(snippets, 'agents-md').text;
+    expect(text).toMatch(/`register`/);
+    expect(text).toMatch(/`as`/);
+    expect(text).toMatch(/agentbus identity/);
+  });
+});

@@ -1,0 +1,126 @@
+import { describe, expect, it } from 'vitest';
+import { isBusError } from '../../src/bus/bus-error.js';
+import type { Database } from '../../src/db/database.js';
+import { capacityUsage, ensureCapacity } from '../../src/maintenance/capacity.js';
+import { readCapacityNotice } from '../../src/maintenance/capacity-notice.js';
+import { emptyStep } from '../../src/maintenance/step-report.js';
+import { addChannel, addMessages, addRevision, count, evictedBefore, ftsIntegrity, maintenanceFor, T0, testClock, testConfig, testDb } from './helpers.js';
+
+// A budget far below the config file's minimum (64 MiB) keeps the test database small.
+const BUDGET_MIB = 1;
+
+const words = (i: number, n: number) => Array.from({ length: n }, (_, j) => `w${(i * 31 + j * 17) % 997}`).join(' ');
+
+function fillMemories(db: Database, count: number): void {
+  db.transaction(() => {
+    for (let i = 0; i < count; i++) addRevision(db, 'mem', i + 1, 1, T0, words(i, 80));
+  });
+}
+
+function seqs(db: Database, sql: string): number[] {
+  return db.all<{ seq: number }>(sql).map((r) => r.seq);
+}
+
+describe('capacity', () => {
+  it('the tick evicts ordinary messages oldest first until usage is below the budget less cleanup_free_percent', async () => {
+    const { db, dir } = await testDb();
+    const config = testConfig(dir, { sqlite_budget_mib: BUDGET_MIB, cleanup_free_percent: 25 });
+    addChannel(db, 'a');
+    addChannel(db, 'mem', 'memory');
+    const memory = addRevision(db, 'mem', 1, 1, T0 - 1, 'kept forever');
+    const all = addMessages(db, 'a', 4_000, T0, (i) => words(i, 60));
+    const before = capacityUsage(db, config);
+    expect(before.usedBytes).toBeGreaterThan(before.budgetBytes);
+
+    const report = await maintenanceFor(db, config, testClock()).runTick();
+    const step = report.steps.find((s) => s.name === 'capacity');
+    expect(step?.rows).toBeGreaterThan(0);
+    expect(step?.error).toBeUndefined();
+    const after = capacityUsage(db, config);
+    expect(after.usedBytes).toBeLessThan(after.targetBytes);
+    expect(report.usage?.usedBytes).toBeLessThan(after.targetBytes);
+
+    const left = seqs(db, "SELECT seq FROM messages WHERE channel = 'a' ORDER BY seq");
+    expect(left.length).toBeGreaterThan(0);
+    // Oldest first: what survives is exactly the newest suffix, and the boundary sits at its start.
+    expect(left).toEqual(all.slice(all.length - left.length));
+    expect(evictedBefore(db, 'a')).toBe(left[0]);
+    expect(count(db, 'SELECT count(*) AS n FROM messages WHERE seq = ?', [memory])).toBe(1);
+    expect(report.capacityNotice).toBe(false);
+    ftsIntegrity(db);
+    db.close();
+  });
+
+  it('ensureCapacity evicts inline so a write fits, and does nothing while under budget', async () => {
+    const { db, dir } = await testDb();
+    const config = testConfig(dir, { sqlite_budget_mib: BUDGET_MIB });
+    addChannel(db, 'a');
+    addMessages(db, 'a', 100, T0, (i) => words(i, 60));
+    const step = emptyStep('capacity');
+    ensureCapacity(db, config, T0, 10_000, { report: step });
+    expect(step.transactions).toBe(0);
+    expect(count(db, 'SELECT count(*) AS n FROM messages')).toBe(100);
+
+    addMessages(db, 'a', 4_000, T0, (i) => words(i, 60));
+    ensureCapacity(db, config, T0, 10_000, { report: step });
+    expect(step.rows).toBeGreaterThan(0);
+    const usage = capacityUsage(db, config);
+    expect(usage.usedBytes + 10_000).toBeLessThanOrEqual(usage.budgetBytes);
+    const oldest = seqs(db, "SELECT seq FROM messages WHERE channel = 'a' ORDER BY seq LIMIT 1")[0];
+    expect(evictedBefore(db, 'a')).toBe(oldest);
+    expect(readCapacityNotice(db)).toBeUndefined();
+    db.close();
+  });
+
+  it('capacity_exhausted when live memories fill the budget: ordinary messages go, memories stay, the notice is set and later cleared', async () => {
+    const { db, dir } = await testDb();
+    const clock = testClock();
+    const config = testConfig(dir, { sqlite_budget_mib: BUDGET_MIB });
+    addChannel(db, 'a');
+    addChannel(db, 'mem', 'memory');
+    addMessages(db, 'a', 200, T0, (i) => words(i, 60));
+    fillMemories(db, 2_500);
+    // A tombstone too young to purge is protected like a live memory.
+    addRevision(db, 'mem', 99_999, 1, T0, 'young tombstone', T0 - 1);
+    expect(capacityUsage(db, config).usedBytes).toBeGreaterThan(capacityUsage(db, config).budgetBytes);
+
+    let caught: unknown;
+    try {
+      ensureCapacity(db, config, clock.now(), 5_000);
+    } catch (error) {
+      caught = error;
+    }
+    expect(isBusError(caught, 'capacity_exhausted')).toBe(true);
+    expect(count(db, 'SELECT count(*) AS n FROM messages WHERE memory_id IS NULL')).toBe(0);
+    expect(count(db, 'SELECT count(*) AS n FROM messages WHERE memory_id IS NOT NULL')).toBe(2_501);
+    const notice = readCapacityNotice(db);
+    expect(notice?.message).toContain(config.configPath);
+    expect(notice?.message).toContain(`${BUDGET_MIB} MiB`);
+    expect(notice?.message).toContain('sqlite_budget_mib');
+    expect(notice?.message).toContain('agentbus reset');
+
+    // The tick keeps the notice while usage is still over budget.
+    const maintenance = maintenanceFor(db, config, clock);
+    expect((await maintenance.runTick()).capacityNotice).toBe(true);
+
+    // Space is freed (memories deleted by hand here); the next tick clears the notice.
+    db.transaction(() => db.run('DELETE FROM messages WHERE memory_id > 500'));
+    const report = await maintenance.runTick();
+    expect(report.capacityNotice).toBe(false);
+    expect(readCapacityNotice(db)).toBeUndefined();
+    ensureCapacity(db, config, clock.now(), 5_000);
+    ftsIntegrity(db);
+    db.close();
+  });
+
+  it('the tick sets the notice on its own when memories alone exceed the budget', async () => {
+    const { db, dir } = await testDb();
+    const config = testConfig(dir, { sqlite_budget_mib: BUDGET_MIB });
+    addChannel(db, 'mem', 'memory');
+    fillMemories(db, 2_500);
+    const report = await maintenanceFor(db, config, testClock()).runTick();
+    expect(report.capacityNotice).toBe(true);
+    expect(count(db, 'SELECT count(*) AS n FROM messages')).toBe(2_500);
+    db.close();
+  });
+});

@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { acquireLease, readLease, releaseLease } from '../../src/maintenance/lease.js';
+import { runFixture } from '../support/child-process.js';
+import { openTestDatabase } from '../support/test-driver.js';
+import { maintenanceFor, T0, testClock, testConfig, testDb } from './helpers.js';
+
+const TTL = 120_000;
+
+describe('maintenance lease', () => {
+  it('only one owner holds it until it expires; the holder renews it', async () => {
+    const { db } = await testDb();
+    expect(acquireLease(db, 'a', T0, TTL)).toBe(true);
+    expect(acquireLease(db, 'b', T0 + 1_000, TTL)).toBe(false);
+    expect(acquireLease(db, 'a', T0 + 60_000, TTL)).toBe(true);
+    expect(readLease(db)).toEqual({ owner: 'a', expiresAt: T0 + 60_000 + TTL });
+    // Still held at the renewed expiry, free just after it.
+    expect(acquireLease(db, 'b', T0 + 60_000 + TTL - 1, TTL)).toBe(false);
+    expect(acquireLease(db, 'b', T0 + 60_000 + TTL + 1, TTL)).toBe(true);
+    expect(readLease(db)?.owner).toBe('b');
+    db.close();
+  });
+
+  it('a released lease is free at once, and only its holder can release it', async () => {
+    const { db } = await testDb();
+    expect(acquireLease(db, 'a', T0, TTL)).toBe(true);
+    expect(releaseLease(db, 'b')).toBe(false);
+    expect(acquireLease(db, 'b', T0, TTL)).toBe(false);
+    expect(releaseLease(db, 'a')).toBe(true);
+    expect(acquireLease(db, 'b', T0, TTL)).toBe(true);
+    db.close();
+  });
+
+  it('a tick without the lease does nothing; stop() releases it for the next process', async () => {
+    const { db, dir } = await testDb();
+    const config = testConfig(dir, { cleanup_interval_seconds: 60 });
+    const clock = testClock();
+    const first = maintenanceFor(db, config, clock, { owner: 'first' });
+    const second = maintenanceFor(db, config, clock, { owner: 'second' });
+    expect((await first.runTick()).leased).toBe(true);
+    const refused = await second.runTick();
+    expect(refused).toMatchObject({ leased: false, steps: [] });
+    // The lease lasts two intervals.
+    expect(readLease(db)).toEqual({ owner: 'first', expiresAt: T0 + 120_000 });
+    await first.stop();
+    expect((await second.runTick()).leased).toBe(true);
+    await second.stop();
+    db.close();
+  });
+
+  it('start() is idempotent, ticks never overlap, and stop() waits for the tick and releases the lease', async () => {
+    const { db, dir } = await testDb();
+    const maintenance = maintenanceFor(db, testConfig(dir), testClock(), { owner: 'me' });
+    maintenance.start();
+    maintenance.start();
+    const first = maintenance.runTick();
+    const second = maintenance.runTick();
+    expect(second).toBe(first);
+    await maintenance.stop();
+    expect((await first).leased).toBe(true);
+    expect(readLease(db)).toEqual({ owner: '', expiresAt: 0 });
+    await maintenance.stop();
+    db.close();
+  });
+
+  it('four OS processes racing for it: exactly one ever wins', async () => {
+    const { db, dir } = await testDb();
+    db.close();
+    const results = await Promise.all(
+      [0, 1, 2, 3].map(() => runFixture('../maintenance/children/lease-child.js', ['race', dir, '50', '600000'], {}, 120_000)),
+    );
+    for (const r of results) expect(r.code, r.stderr).toBe(0);
+    const outcomes = results.map((r) => JSON.parse(r.stdout.trim()) as { owner: string; wins: number });
+    const winners = outcomes.filter((o) => o.wins > 0);
+    expect(winners).toHaveLength(1);
+    // The winner renews on every later attempt.
+    expect(winners[0]?.wins).toBeGreaterThan(0);
+    const { db: check } = await openTestDatabase(dir);
+    expect(readLease(check)?.owner).toBe(winners[0]?.owner);
+    check.close();
+  });
+});

@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { isBusError } from '../../src/bus/bus-error.js';
+import { register, requireSession } from '../../src/bus/identity.js';
+import type { BusContext } from '../../src/bus/bus-context.js';
+import { createMemoryLogger } from '../../src/log.js';
+import { acquireLease, readLease } from '../../src/maintenance/lease.js';
+import { BUS_TABLES, liveSessions, resetDatabase } from '../../src/maintenance/reset.js';
+import { addChannel, addMessages, addRevision, count, ftsHits, ftsIntegrity, T0, testClock, testConfig, testDb } from './helpers.js';
+
+describe('reset', () => {
+  it('wipes every bus table and the FTS index in place, re-seeds the lease, and never reuses a seq', async () => {
+    const { db, dir } = await testDb();
+    addChannel(db, 'a');
+    addChannel(db, 'mem', 'memory');
+    const seqs = addMessages(db, 'a', 50, T0, (i) => `lighthouse ${i}`);
+    const memory = addRevision(db, 'mem', 1, 1, T0, 'lighthouse memory');
+    db.run("INSERT INTO embeddings (seq, model, vector) VALUES (?, 'm', ?)", [memory, new Uint8Array(8)]);
+    db.run("INSERT INTO sessions (sender, context, owner, heartbeat, registered_at) VALUES ('alice', 'c', 'o', ?, ?)", [T0, T0]);
+    db.run("INSERT INTO subscriptions (sender, channel, cursor_seq, last_activity) VALUES ('alice', 'a', 0, ?)", [T0]);
+    db.run("INSERT INTO receipts (sender, key, fingerprint, result, expires_at) VALUES ('alice', 'k', 'f', '{}', ?)", [T0]);
+    db.run("INSERT INTO notices (kind, message, set_at) VALUES ('capacity', 'full', ?)", [T0]);
+    acquireLease(db, 'someone', T0, 60_000);
+
+    const report = resetDatabase(db);
+    expect(report.deleted.messages).toBe(51);
+    for (const table of BUS_TABLES) {
+      const expected = table === 'leases' ? 1 : 0;
+      expect(count(db, `SELECT count(*) AS n FROM ${table}`), table).toBe(expected);
+    }
+    expect(readLease(db)).toEqual({ owner: '', expiresAt: 0 });
+    expect(ftsHits(db, 'lighthouse')).toEqual([]);
+    ftsIntegrity(db);
+    // The schema and its migration record survive.
+    expect(count(db, 'SELECT count(*) AS n FROM schema_migrations')).toBeGreaterThan(0);
+
+    addChannel(db, 'a');
+    const [next] = addMessages(db, 'a', 1, T0, () => 'after reset');
+    expect(next).toBeGreaterThan(Math.max(...seqs, memory));
+    expect(ftsHits(db, 'reset')).toEqual([next]);
+    db.close();
+  });
+
+  it('a live session is listed before the reset, then fails requireSession with not_registered and recovers by registering', async () => {
+    const { db, dir } = await testDb();
+    const clock = testClock();
+    const ctx: BusContext = {
+      db,
+      config: testConfig(dir),
+      clock,
+      log: createMemoryLogger(),
+      owner: 'process-1',
+      defaultContext: 'work',
+    };
+    const { display_name } = register(ctx, { name: 'alice' });
+    db.run("INSERT INTO sessions (sender, context, owner, heartbeat, registered_at) VALUES ('ghost', 'c', 'o', ?, ?)", [T0 - 60_000, T0 - 60_000]);
+    expect(liveSessions(db, clock.now()).map((s) => s.sender)).toEqual([display_name]);
+
+    resetDatabase(db);
+    let caught: unknown;
+    try {
+      requireSession(ctx, display_name);
+    } catch (error) {
+      caught = error;
+    }
+    expect(isBusError(caught, 'not_registered')).toBe(true);
+    expect(liveSessions(db, clock.now())).toEqual([]);
+
+    expect(register(ctx, { name: 'alice' }).display_name).toBe(display_name);
+    expect(requireSession(ctx, display_name).sender).toBe(display_name);
+    db.close();
+  });
+});

@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import {
+  addChannel,
+  addMessages,
+  addRevision,
+  count,
+  evictedBefore,
+  ftsHits,
+  ftsIntegrity,
+  HOUR,
+  maintenanceFor,
+  T0,
+  testClock,
+  testConfig,
+  testDb,
+} from './helpers.js';
+
+describe('tick: retention', () => {
+  it('evicts ordinary messages past message_retention_hours in chunks of 1,000 and raises each channel boundary', async () => {
+    const { db, dir } = await testDb();
+    const clock = testClock();
+    const config = testConfig(dir, { message_retention_hours: 24 });
+    addChannel(db, 'a');
+    addChannel(db, 'b');
+    addChannel(db, 'mem', 'memory');
+    const oldA = addMessages(db, 'a', 1_500, T0 - 25 * HOUR, (i) => `ancient alpha ${i}`);
+    const oldB = addMessages(db, 'b', 1_000, T0 - 30 * HOUR, (i) => `ancient beta ${i}`);
+    const oldMemory = addRevision(db, 'mem', 1, 1, T0 - 100 * HOUR, 'ancient memory');
+    const newA = addMessages(db, 'a', 10, T0 - 23 * HOUR, (i) => `recent alpha ${i}`);
+
+    const report = await maintenanceFor(db, config, clock).runTick();
+    const step = report.steps.find((s) => s.name === 'retention');
+    expect(step).toMatchObject({ rows: 2_500, transactions: 3, cutShort: false });
+    expect(report.deadlineReached).toBe(false);
+
+    expect(evictedBefore(db, 'a')).toBe(Math.max(...oldA) + 1);
+    expect(evictedBefore(db, 'b')).toBe(Math.max(...oldB) + 1);
+    expect(evictedBefore(db, 'mem')).toBe(0);
+    expect(db.all<{ seq: number }>("SELECT seq FROM messages WHERE channel = 'a' ORDER BY seq").map((r) => r.seq)).toEqual(newA);
+    expect(count(db, "SELECT count(*) AS n FROM messages WHERE channel = 'b'")).toBe(0);
+    // Memories are never age-evicted.
+    expect(count(db, 'SELECT count(*) AS n FROM messages WHERE seq = ?', [oldMemory])).toBe(1);
+    // The FTS index lost the evicted rows too.
+    expect(ftsHits(db, 'ancient')).toEqual([oldMemory]);
+    expect(ftsHits(db, 'recent')).toEqual(newA);
+    ftsIntegrity(db);
+    db.close();
+  });
+
+  it('a second tick finds nothing more to evict and leaves boundaries where they are', async () => {
+    const { db, dir } = await testDb();
+    const clock = testClock();
+    const config = testConfig(dir, { message_retention_hours: 1 });
+    addChannel(db, 'a');
+    const old = addMessages(db, 'a', 5, T0 - 2 * HOUR);
+    const maintenance = maintenanceFor(db, config, clock);
+    await maintenance.runTick();
+    const again = await maintenance.runTick();
+    expect(again.steps.find((s) => s.name === 'retention')?.rows).toBe(0);
+    expect(evictedBefore(db, 'a')).toBe(Math.max(...old) + 1);
+    db.close();
+  });
+});

@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { addChannel, addRevision, count, ftsHits, ftsIntegrity, HOUR, maintenanceFor, T0, testClock, testConfig, testDb } from './helpers.js';
+
+describe('tick: tombstone purge', () => {
+  it('purges revisions tombstoned longer than tombstone_min_hours, with their FTS rows and embeddings', async () => {
+    const { db, dir } = await testDb();
+    const clock = testClock();
+    const config = testConfig(dir, { tombstone_min_hours: 72 });
+    addChannel(db, 'mem', 'memory');
+    const purged = addRevision(db, 'mem', 1, 1, T0 - 200 * HOUR, 'superseded zebra', T0 - 73 * HOUR);
+    const young = addRevision(db, 'mem', 1, 2, T0 - 73 * HOUR, 'superseded yak', T0 - 71 * HOUR);
+    const live = addRevision(db, 'mem', 1, 3, T0 - 71 * HOUR, 'current walrus');
+    for (const seq of [purged, young, live]) {
+      db.run("INSERT INTO embeddings (seq, model, vector) VALUES (?, 'm', ?)", [seq, new Uint8Array(16)]);
+    }
+
+    const report = await maintenanceFor(db, config, clock).runTick();
+    expect(report.steps.find((s) => s.name === 'tombstones')?.rows).toBe(1);
+    expect(db.all<{ seq: number }>('SELECT seq FROM messages ORDER BY seq').map((r) => r.seq)).toEqual([young, live]);
+    expect(ftsHits(db, 'zebra')).toEqual([]);
+    expect(ftsHits(db, 'yak')).toEqual([young]);
+    expect(db.all<{ seq: number }>('SELECT seq FROM embeddings ORDER BY seq').map((r) => r.seq)).toEqual([young, live]);
+    ftsIntegrity(db);
+
+    // Once old enough, the younger tombstone goes too; the live revision never does.
+    clock.set(T0 + 2 * HOUR);
+    await maintenanceFor(db, config, clock).runTick();
+    expect(db.all<{ seq: number }>('SELECT seq FROM messages ORDER BY seq').map((r) => r.seq)).toEqual([live]);
+    expect(count(db, 'SELECT count(*) AS n FROM embeddings')).toBe(1);
+    expect(ftsHits(db, 'walrus')).toEqual([live]);
+    db.close();
+  });
+});

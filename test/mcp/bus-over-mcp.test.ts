@@ -1,0 +1,120 @@
+import { describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/db/open-database.js';
+import { startMcp } from '../support/mcp-process.js';
+import { tempDir, testDriverName } from '../support/test-driver.js';
+
+type Json = Record<string, any>;
+
+describe('the bus over MCP, real processes', () => {
+  it('lists every tool with an Agentbus description, annotations and an object outputSchema', async () => {
+    const a = await startMcp(tempDir());
+    const { tools } = await a.client.listTools();
+    const names = tools.map((t) => t.name).sort();
+    for (const name of ['register', 'create_channel', 'list_channels', 'subscribe', 'unsubscribe', 'send', 'receive', 'history', 'get_memory', 'edit_memory', 'delete_memory', 'discover']) {
+      expect(names).toContain(name);
+    }
+    for (const tool of tools) {
+      expect(tool.description).toMatch(/^Agentbus: /);
+      expect(tool.outputSchema?.type).toBe('object');
+      expect(tool.inputSchema.type).toBe('object');
+      expect(tool.annotations).toEqual({
+        readOnlyHint: expect.any(Boolean),
+        destructiveHint: expect.any(Boolean),
+        idempotentHint: expect.any(Boolean),
+        openWorldHint: expect.any(Boolean),
+      });
+    }
+    const init = a.client.getServerVersion();
+    expect(init?.name).toBe('agentbus');
+    expect(a.client.getInstructions()).toMatch(/register/);
+  });
+
+  it('delivers between processes with ack, redelivery and a long-poll woken by the other process', async () => {
+    const dir = tempDir();
+    const [a, b] = await Promise.all([startMcp(dir), startMcp(dir)]);
+    const alice = (await a.call('register', { name: 'Alice' })) as Json;
+    const bob = (await b.call('register', { name: 'Bob' })) as Json;
+    expect(alice.display_name).toBe('Alice');
+    await a.call('create_channel', { as: 'Alice', name: 'work', kind: 'ordinary' });
+    await b.call('subscribe', { as: bob.display_name, channel: 'work' });
+
+    const waiting = b.call('receive', { as: 'Bob', wait_seconds: 30 });
+    await new Promise((r) => setTimeout(r, 300));
+    const sent = (await a.call('send', { as: 'Alice', channel: 'work', content: 'hello Bob' })) as Json;
+    const got = (await waiting) as Json;
+    expect(got.messages).toHaveLength(1);
+    expect(got.messages[0]).toMatchObject({ seq: sent.seq, channel: 'work', sender: 'Alice', content: 'hello Bob' });
+    expect(got.redelivered).toBe(false);
+
+    const again = (await b.call('receive', { as: 'Bob' })) as Json;
+    expect(again.redelivered).toBe(true);
+    expect(again.batch_token).toBe(got.batch_token);
+    expect(again.messages.map((m: Json) => m.seq)).toEqual([sent.seq]);
+
+    const acked = (await b.call('receive', { as: 'Bob', ack: got.batch_token })) as Json;
+    expect(acked.messages).toEqual([]);
+    const stale = (await b.call('receive', { as: 'Bob', ack: got.batch_token })) as Json;
+    expect(stale.notices.map((n: Json) => n.kind)).toContain('ack_ignored');
+  });
+
+  it('gives two processes registering one name at once distinct names', async () => {
+    const dir = tempDir();
+    const [a, b] = await Promise.all([startMcp(dir), startMcp(dir)]);
+    const [ra, rb] = (await Promise.all([a.call('register', { name: 'Sam' }), b.call('register', { name: 'Sam' })])) as Json[];
+    expect([ra!.display_name, rb!.display_name].sort()).toEqual(['Sam', 'Sam2']);
+  });
+
+  it('a stalled process that lost its name gets not_registered', async () => {
+    const dir = tempDir();
+    const a = await startMcp(dir);
+    await a.call('register', { name: 'Sam' });
+    // Age Sam's heartbeat past the 30 s expiry, as if the process had stalled.
+    const { db } = await openDatabase({ dataDir: dir, driver: testDriverName() });
+    db.transaction(() => db.run("UPDATE sessions SET heartbeat = heartbeat - 60000 WHERE sender = 'Sam'"));
+    db.close();
+    const b = await startMcp(dir);
+    expect(((await b.call('register', { name: 'Sam' })) as Json).display_name).toBe('Sam');
+    const stalled = await a.client.callTool({ name: 'list_channels', arguments: { as: 'Sam' } });
+    expect(stalled.isError).toBe(true);
+    expect((stalled.structuredContent as Json).error).toMatchObject({ code: 'not_registered', retryable: false });
+  });
+
+  it('answers bad arguments with a validation error naming the field, and stays up', async () => {
+    const a = await startMcp(tempDir());
+    const missing = await a.client.callTool({ name: 'send', arguments: { channel: 'general', content: 'x' } });
+    expect(missing.isError).toBe(true);
+    expect((missing.structuredContent as Json).error.code).toBe('validation');
+    expect((missing.structuredContent as Json).error.message).toContain('as');
+    const extra = await a.client.callTool({ name: 'register', arguments: { name: 'Zed', colour: 'blue' } });
+    expect((extra.structuredContent as Json).error.code).toBe('validation');
+    expect(((await a.call('register', { name: 'Zed' })) as Json).display_name).toBe('Zed');
+  });
+
+  it('sends progress while a receive waits, and a cancelled wait creates no batch', async () => {
+    const dir = tempDir();
+    const a = await startMcp(dir);
+    await a.call('register', { name: 'Ann' });
+    await a.call('create_channel', { as: 'Ann', name: 'c', kind: 'ordinary' });
+    await a.call('subscribe', { as: 'Ann', channel: 'c' });
+    const progress: number[] = [];
+    const waited = (await a.client.callTool(
+      { name: 'receive', arguments: { as: 'Ann', wait_seconds: 3 } },
+      undefined,
+      { onprogress: (p) => progress.push(p.progress) },
+    )) as Json;
+    expect(waited.structuredContent.messages).toEqual([]);
+    expect(progress.length).toBeGreaterThanOrEqual(1);
+
+    const controller = new AbortController();
+    const cancelled = a.client.callTool({ name: 'receive', arguments: { as: 'Ann', wait_seconds: 30 } }, undefined, { signal: controller.signal });
+    await new Promise((r) => setTimeout(r, 300));
+    controller.abort();
+    await expect(cancelled).rejects.toThrow();
+    const b = await startMcp(dir);
+    await b.call('register', { name: 'Ben' });
+    await b.call('send', { as: 'Ben', channel: 'c', content: 'after the cancel' });
+    const next = (await a.call('receive', { as: 'Ann' })) as Json;
+    expect(next.redelivered).toBe(false);
+    expect(next.messages.map((m: Json) => m.content)).toEqual(['after the cancel']);
+  });
+});
