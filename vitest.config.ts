@@ -2,10 +2,11 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * One shared suite, run once per driver: each project sets
- * AGENTBUS_TEST_DRIVER and test files read it through test/support. A driver
- * is listed here only once it exists, so nothing is reported green while skipped.
+ * AGENTBUS_TEST_DRIVER and test files read it through test/support.
+ * AGENTBUS_TEST_DRIVERS narrows the list (scripts/test.js runs one driver per
+ * vitest run, so totals are reported per driver and per Node version).
  */
-const drivers = (process.env.AGENTBUS_TEST_DRIVERS ?? 'native').split(',').filter(Boolean);
+const drivers = (process.env.AGENTBUS_TEST_DRIVERS ?? 'native,wasm').split(',').filter(Boolean);
 
 export default defineConfig({
   test: {

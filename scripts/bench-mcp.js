@@ -63,13 +63,13 @@ async function benchDriver(driver) {
     // Drain what is queued, then measure one message at a time.
     let token;
     for (;;) {
-      const r = await b.call('receive', { as: 'B', ack: token, count: 1000 });
+      const r = await b.call('receive', { as: 'B', ...(token ? { ack: token } : {}), count: 1000 });
       token = r.batch_token;
       if (r.messages.length === 0) break;
     }
     const latencies = [];
     for (let i = 0; i < LATENCY; i++) {
-      const waiting = b.call('receive', { as: 'B', ack: token, wait_seconds: 10 });
+      const waiting = b.call('receive', { as: 'B', ...(token ? { ack: token } : {}), wait_seconds: 10 });
       await new Promise((r) => setTimeout(r, 20));
       const sentAt = performance.timeOrigin + performance.now();
       await a.call('send', { as: 'A', channel: 'bench', content: String(sentAt) });

@@ -14,7 +14,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
 
 /** Drivers that exist; a driver joins this list when its whole suite passes. */
-const DRIVERS = ['native'];
+const DRIVERS = ['native', 'wasm'];
 
 function nodeMajor(bin) {
   return Number(execFileSync(bin, ['-p', 'process.versions.node.split(".")[0]'], { encoding: 'utf8' }).trim());
