@@ -9,6 +9,9 @@ CREATE TABLE channels (
   evicted_before_seq INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
 
+-- The default channels `agentbus identity` tells every agent about.
+INSERT INTO channels (name, kind) VALUES ('general', 'ordinary'), ('memory', 'memory');
+
 -- Live sessions only: one row per display name held by a running process.
 CREATE TABLE sessions (
   sender TEXT PRIMARY KEY,
@@ -57,6 +60,8 @@ CREATE INDEX messages_channel_seq ON messages (channel, seq);
 CREATE INDEX messages_memory ON messages (memory_id, tombstone) WHERE memory_id IS NOT NULL;
 CREATE INDEX messages_tombstone_at ON messages (tombstone_at) WHERE tombstone_at IS NOT NULL;
 CREATE INDEX messages_created_at ON messages (created_at);
+-- Thread search walks reply_to chains.
+CREATE INDEX messages_reply_to ON messages (reply_to) WHERE reply_to IS NOT NULL;
 
 -- Full-text index over message content, kept in step with messages by triggers.
 -- Queries join messages to exclude tombstoned revisions.

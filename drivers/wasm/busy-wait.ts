@@ -10,6 +10,7 @@
 import { sleepSync } from '../../src/db/sleep-sync.js';
 import type { LockRecord } from './lock-table.js';
 import { refreshAllIndexes } from './shm-index.js';
+import { count } from './vfs-stats.js';
 
 /** Step between looks at the lock table while waiting. */
 const POLL_MS = 0.5;
@@ -57,6 +58,8 @@ export class BusyWaiter {
       if (refusal === undefined && Date.now() - now >= 1 + attempt) break;
     }
     refreshAllIndexes();
+    count('busy.wait');
+    count('busy.ms', Date.now() - now);
     return 1;
   }
 }

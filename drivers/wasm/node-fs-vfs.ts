@@ -17,6 +17,7 @@ import {
   statSync,
   unlinkSync,
   writeSync,
+  writevSync,
   accessSync,
 } from 'node:fs';
 import { randomFillSync, randomBytes } from 'node:crypto';
@@ -101,6 +102,39 @@ function errnoCode(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException | undefined)?.code;
 }
 
+/**
+ * One deferred WAL frame header. SQLite writes each WAL frame as two
+ * consecutive writes: the 24-byte frame header, then the page right after it.
+ * The header is held back (copied, 24 bytes) for exactly one file-layer call:
+ * when that call is the page write at the adjacent offset, both go out as one
+ * pwritev; any other call (on any file) first writes the header on its own.
+ * Nothing can observe the file in between (other processes read the WAL only
+ * after a WAL-index lock or push, which is a later call), so to SQLite and to
+ * everyone else the header was written when xWrite returned. Syncs still sync
+ * everything: xSync flushes first.
+ */
+const WAL_FRAME_HEADER = 24;
+const pendingHeader = Buffer.alloc(WAL_FRAME_HEADER);
+let pendingFd = -1;
+let pendingPos = 0;
+
+/** Writes `len` bytes of `buf` from `off` at file position `pos`, looping on short writes. */
+function writeAll(fd: number, buf: Uint8Array, off: number, len: number, pos: number): void {
+  let done = 0;
+  while (done < len) {
+    const put = writeSync(fd, buf, off + done, len - done, pos + done);
+    done += put;
+  }
+}
+
+/** Writes the deferred WAL frame header, if any. Throws on failure (the header is then dropped). */
+function flushPendingHeader(): void {
+  const fd = pendingFd;
+  if (fd < 0) return;
+  pendingFd = -1;
+  writeAll(fd, pendingHeader, 0, WAL_FRAME_HEADER, pendingPos);
+}
+
 let installed = false;
 
 /** Registers the file layer with SQLite (once per process). */
@@ -136,6 +170,11 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
       files.delete(pFile);
       let rc = SQLITE_OK;
       try {
+        if (pendingFd >= 0) flushPendingHeader();
+      } catch (error) {
+        rc = failed('xClose', error, SQLITE_IOERR_WRITE);
+      }
+      try {
         f.shm?.unmap(false);
       } catch (error) {
         rc = failed('xClose', error, SQLITE_IOERR);
@@ -156,6 +195,7 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
     },
     xRead(pFile: number, pDest: number, n: number, offset: bigint): number {
       try {
+        if (pendingFd >= 0) flushPendingHeader();
         const f = fileOf(pFile);
         let pos = Number(offset);
         let done = 0;
@@ -178,21 +218,42 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
     xWrite(pFile: number, pSrc: number, n: number, offset: bigint): number {
       try {
         const f = fileOf(pFile);
-        let pos = Number(offset);
-        let done = 0;
+        const pos = Number(offset);
         const heap8 = wasm.heap8u();
-        while (done < n) {
-          const put = writeSync(f.fd, heap8, pSrc + done, n - done, pos);
-          done += put;
-          pos += put;
+        if (pendingFd >= 0) {
+          if (pendingFd === f.fd && pendingPos + WAL_FRAME_HEADER === pos) {
+            // Frame header + page: one pwritev.
+            const start = pendingPos;
+            pendingFd = -1;
+            const total = WAL_FRAME_HEADER + n;
+            const put = writevSync(f.fd, [pendingHeader, heap8.subarray(pSrc, pSrc + n)], start);
+            if (put < WAL_FRAME_HEADER) {
+              writeAll(f.fd, pendingHeader, put, WAL_FRAME_HEADER - put, start + put);
+              writeAll(f.fd, heap8, pSrc, n, pos);
+            } else if (put < total) {
+              const rest = put - WAL_FRAME_HEADER;
+              writeAll(f.fd, heap8, pSrc + rest, n - rest, pos + rest);
+            }
+            return SQLITE_OK;
+          }
+          flushPendingHeader();
         }
+        if (n === WAL_FRAME_HEADER && (f.flags & OPEN_WAL) !== 0) {
+          pendingHeader.set(heap8.subarray(pSrc, pSrc + n));
+          pendingPos = pos;
+          pendingFd = f.fd;
+          return SQLITE_OK;
+        }
+        writeAll(f.fd, heap8, pSrc, n, pos);
         return SQLITE_OK;
       } catch (error) {
+        pendingFd = -1;
         return errnoCode(error) === 'ENOSPC' ? SQLITE_FULL : SQLITE_IOERR_WRITE;
       }
     },
     xTruncate(pFile: number, size: bigint): number {
       try {
+        if (pendingFd >= 0) flushPendingHeader();
         ftruncateSync(fileOf(pFile).fd, Number(size));
         return SQLITE_OK;
       } catch (error) {
@@ -201,6 +262,7 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
     },
     xSync(pFile: number, flags: number): number {
       try {
+        if (pendingFd >= 0) flushPendingHeader();
         const f = fileOf(pFile);
         if (flags & SYNC_DATAONLY) fdatasyncSync(f.fd);
         else fsyncSync(f.fd);
@@ -211,6 +273,7 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
     },
     xFileSize(pFile: number, pSize: number): number {
       try {
+        if (pendingFd >= 0) flushPendingHeader();
         wasm.poke64(pSize, BigInt(fstatSync(fileOf(pFile).fd).size));
         return SQLITE_OK;
       } catch (error) {
@@ -219,6 +282,7 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
     },
     xLock(pFile: number, level: number): number {
       try {
+        if (pendingFd >= 0) flushPendingHeader();
         const lock = fileOf(pFile).lock;
         return lock === undefined ? SQLITE_OK : lock.lock(level);
       } catch (error) {
@@ -227,6 +291,7 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
     },
     xUnlock(pFile: number, level: number): number {
       try {
+        if (pendingFd >= 0) flushPendingHeader();
         const lock = fileOf(pFile).lock;
         return lock === undefined ? SQLITE_OK : lock.unlock(level);
       } catch (error) {
@@ -235,6 +300,7 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
     },
     xCheckReservedLock(pFile: number, pOut: number): number {
       try {
+        if (pendingFd >= 0) flushPendingHeader();
         const lock = fileOf(pFile).lock;
         wasm.poke32(pOut, lock !== undefined && lock.othersReserved() ? 1 : 0);
         return SQLITE_OK;
@@ -254,6 +320,7 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
     xShmMap(pFile: number, iRegion: number, szRegion: number, bExtend: number, pp: number): number {
       let f: OpenFile;
       try {
+        if (pendingFd >= 0) flushPendingHeader();
         f = fileOf(pFile);
         if (f.record === undefined || f.lock === undefined) return SQLITE_IOERR_SHMOPEN;
         if (f.shm === undefined) {
@@ -276,6 +343,7 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
     },
     xShmLock(pFile: number, ofst: number, n: number, flags: number): number {
       try {
+        if (pendingFd >= 0) flushPendingHeader();
         const shm = fileOf(pFile).shm;
         if (shm === undefined) return SQLITE_IOERR_SHMLOCK;
         return shm.lock(ofst, n, flags);
@@ -285,10 +353,19 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
     },
     xShmBarrier(): void {
       // The private copy only changes under our own control (pulls at lock
-      // and sleep points), so there is nothing to order here.
+      // and sleep points), so there is nothing to order here. A deferred WAL
+      // frame header is written now all the same (a failure is reported by
+      // the next call that writes or syncs: SQLite never barriers between the
+      // two writes of a frame, so this does not happen in practice).
+      try {
+        if (pendingFd >= 0) flushPendingHeader();
+      } catch (error) {
+        failed('xShmBarrier', error, SQLITE_IOERR_WRITE);
+      }
     },
     xShmUnmap(pFile: number, deleteFlag: number): number {
       try {
+        if (pendingFd >= 0) flushPendingHeader();
         const f = fileOf(pFile);
         const shm = f.shm;
         if (shm === undefined) return SQLITE_OK;
@@ -305,6 +382,11 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
   const vfsMethods = {
     xOpen(_pVfs: number, zName: number, pFile: number, flags: number, pOutFlags: number): number {
       wasm.pokePtr(pFile, 0);
+      try {
+        if (pendingFd >= 0) flushPendingHeader();
+      } catch (error) {
+        return failed('xOpen', error, SQLITE_IOERR_WRITE);
+      }
       let path: string;
       let anonymous = false;
       if (zName === 0) {
@@ -364,6 +446,11 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
     },
     xDelete(_pVfs: number, zName: number): number {
       try {
+        if (pendingFd >= 0) flushPendingHeader();
+      } catch (error) {
+        return failed('xDelete', error, SQLITE_IOERR_WRITE);
+      }
+      try {
         unlinkSync(wasm.cstrToJs(zName));
         return SQLITE_OK;
       } catch (error) {
@@ -371,6 +458,11 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
       }
     },
     xAccess(_pVfs: number, zName: number, flags: number, pOut: number): number {
+      try {
+        if (pendingFd >= 0) flushPendingHeader();
+      } catch (error) {
+        return failed('xAccess', error, SQLITE_IOERR_WRITE);
+      }
       const path = wasm.cstrToJs(zName);
       let ok = false;
       try {
@@ -405,6 +497,7 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
       count('sleep.us', micros);
       // Trap 1: SQLite may read the WAL index without a lock after sleeping; make that read fresh.
       try {
+        if (pendingFd >= 0) flushPendingHeader();
         refreshAllIndexes();
       } catch {
         // A failed refresh only means the next lock will pull.

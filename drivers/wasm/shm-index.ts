@@ -51,6 +51,7 @@ const W_MXFRAME = 4; // copy 0 of the header: mxFrame at byte 16
 const W_NBACKFILL = 24; // WalCkptInfo.nBackfill at byte 96
 const W_ALOCK = 30; // bytes 120..127: SQLite's unused aLock[] placeholder, never synced
 const W_HEADER_END = 34; // 136 bytes of header + checkpoint info
+const W_HEADER_COPY = 12; // one copy of WalIndexHdr: 48 bytes
 const LOCK_WRITE = 0;
 const LOCK_RECOVER = 2;
 const READ_LOCK_0 = 3;
@@ -60,6 +61,8 @@ const SCOPE_NONE = 0;
 const SCOPE_HEADER = 1;
 const SCOPE_FULL = 2;
 const READ_TWICE_ATTEMPTS = 64;
+/** Words per chunk compared natively before looking at single words (512 bytes; divides WORDS). */
+const CHUNK_WORDS = 128;
 
 const SQLITE_OK = 0;
 const SQLITE_BUSY = 5;
@@ -72,8 +75,8 @@ interface Region {
   readonly ptr: number;
   /** The words as last exchanged with the file. */
   readonly shadow: Int32Array;
-  /** The same shadow seen as pairs of words, for a fast compare. */
-  readonly shadow64: Float64Array;
+  /** The same shadow as a Buffer, for a native (memcmp) compare of whole chunks. */
+  readonly shadowBuf: Buffer;
 }
 
 const openIndexes = new Set<ShmIndex>();
@@ -81,6 +84,17 @@ const openIndexes = new Set<ShmIndex>();
 /** Pulls every open index of this process; called from xSleep (trap 1). */
 export function refreshAllIndexes(): void {
   for (const index of openIndexes) index.refresh();
+}
+
+/**
+ * Before a statement: pulls every open index whose connection holds no
+ * WAL-index lock. SQLite reads the index without a lock only when it begins a
+ * read transaction; a connection holding a READ_LOCK(i) or the WRITE lock is
+ * inside one (its snapshot was pulled when the lock was granted), so its next
+ * statement begins none and a refresh would only cost a pread.
+ */
+export function refreshIdleIndexes(): void {
+  for (const index of openIndexes) if (!index.holdsShmLock()) index.refresh();
 }
 
 /** The `-shm` path of a database. */
@@ -103,9 +117,20 @@ export class ShmIndex {
   readonly #seen = LockRecord.newSeenStamps();
   readonly #tmp = new Int32Array(WORDS);
   readonly #tmpBytes = new Uint8Array(this.#tmp.buffer);
+  readonly #tmpBuf = Buffer.from(this.#tmp.buffer);
   readonly #tmp2 = new Int32Array(WORDS);
   readonly #tmp2Bytes = new Uint8Array(this.#tmp2.buffer);
   readonly #changed = new Int32Array(WORDS);
+  /** A Buffer over wasm memory, remade when memory grows (the old ArrayBuffer is then detached). */
+  #heapBuf: Buffer | undefined;
+
+  #heapBuffer(heap8: Uint8Array): Buffer {
+    const hb = this.#heapBuf;
+    if (hb !== undefined && hb.buffer === heap8.buffer) return hb;
+    const fresh = Buffer.from(heap8.buffer, heap8.byteOffset, heap8.byteLength);
+    this.#heapBuf = fresh;
+    return fresh;
+  }
 
   /**
    * Opens `<db>-shm` and applies the dead-man switch: under the admin lock,
@@ -148,7 +173,7 @@ export class ShmIndex {
       if (k === 0) this.#tmp[W_ALOCK] = this.#tmp[W_ALOCK + 1] = 0;
       this.#heap.heap8u().set(this.#tmpBytes, ptr);
       const shadow = Int32Array.from(this.#tmp);
-      this.#regions.push({ ptr, shadow, shadow64: new Float64Array(shadow.buffer) });
+      this.#regions.push({ ptr, shadow, shadowBuf: Buffer.from(shadow.buffer, shadow.byteOffset, REGION) });
     }
     return (this.#regions[i] as Region).ptr;
   }
@@ -222,6 +247,11 @@ export class ShmIndex {
     return heap[base + W_NBACKFILL] === heap[base + W_MXFRAME];
   }
 
+  /** True while this connection holds any WAL-index lock slot, shared or exclusive. */
+  holdsShmLock(): boolean {
+    return this.#record.holdsAny(REC.shmShared, 16);
+  }
+
   /** Brings the private copy up to date with the file (pushing own changes first). */
   refresh(): void {
     this.pull(false);
@@ -281,8 +311,14 @@ export class ShmIndex {
     let nextBytes = this.#tmp2Bytes;
     this.#readRegion(i, this.#tmpBytes);
     let count = 0;
-    for (let w = 0; w < WORDS; w++) {
-      if (cur[w] !== shadow[w] && !(i === 0 && (w === W_ALOCK || w === W_ALOCK + 1))) changed[count++] = w;
+    const tmpBuf = this.#tmpBuf;
+    const shadowBuf = region.shadowBuf;
+    for (let c = 0; c < WORDS; c += CHUNK_WORDS) {
+      // Equal chunks (nearly all of them) are skipped by one native memcmp.
+      if (tmpBuf.compare(shadowBuf, c * 4, (c + CHUNK_WORDS) * 4, c * 4, (c + CHUNK_WORDS) * 4) === 0) continue;
+      for (let w = c; w < c + CHUNK_WORDS; w++) {
+        if (cur[w] !== shadow[w] && !(i === 0 && (w === W_ALOCK || w === W_ALOCK + 1))) changed[count++] = w;
+      }
     }
     const base = region.ptr >> 2;
     for (let attempt = 0; count > 0; attempt++) {
@@ -326,8 +362,12 @@ export class ShmIndex {
     }
     wrote = this.#pushRange(0, W_NBACKFILL, W_ALOCK, 0) || wrote;
     wrote = this.#pushRange(0, W_ALOCK + 2, W_HEADER_END, 0) || wrote;
-    wrote = this.#pushRange(0, 12, 24, 0) || wrote;
-    wrote = this.#pushRange(0, 0, 12, 0) || wrote;
+    // A header copy (12 words) changes only under WAL_WRITE_LOCK (or RECOVER, or database
+    // EXCLUSIVE): with that held (SCOPE_FULL) nobody else writes it, so each copy goes out as
+    // one pwrite, unchanged words included. Without it, only changed words, one by one.
+    const headerGap = scope === SCOPE_FULL ? W_HEADER_COPY : 0;
+    wrote = this.#pushRange(0, W_HEADER_COPY, 2 * W_HEADER_COPY, headerGap) || wrote;
+    wrote = this.#pushRange(0, 0, W_HEADER_COPY, headerGap) || wrote;
     if (wrote) {
       count('push');
       this.#record.bumpStamp();
@@ -342,17 +382,15 @@ export class ShmIndex {
     const base = region.ptr >> 2;
     const changed = this.#changed;
     let count = 0;
-    if (to - from > 64 && (region.ptr & 7) === 0) {
-      // Compare two words at a time; a NaN pattern compares unequal and is checked word by word.
-      const heap64 = new Float64Array(heap.buffer);
-      const shadow64 = region.shadow64;
-      const base64 = region.ptr >> 3;
-      for (let p = from >> 1, end = to >> 1; p < end; p++) {
-        if (heap64[base64 + p] !== shadow64[p]) {
-          const w = p << 1;
-          if (heap[base + w] !== shadow[w]) changed[count++] = w;
-          if (heap[base + w + 1] !== shadow[w + 1]) changed[count++] = w + 1;
-        }
+    if (to - from > 64) {
+      // Equal chunks (nearly all of them) are skipped by one native memcmp each.
+      const heapBuf = this.#heapBuffer(this.#heap.heap8u());
+      const shadowBuf = region.shadowBuf;
+      const byteBase = region.ptr;
+      for (let c = from; c < to; c += CHUNK_WORDS) {
+        const ce = Math.min(c + CHUNK_WORDS, to);
+        if (heapBuf.compare(shadowBuf, c * 4, ce * 4, byteBase + c * 4, byteBase + ce * 4) === 0) continue;
+        for (let w = c; w < ce; w++) if (heap[base + w] !== shadow[w]) changed[count++] = w;
       }
     } else {
       for (let w = from; w < to; w++) if (heap[base + w] !== shadow[w]) changed[count++] = w;

@@ -6,6 +6,7 @@
  * On a memory channel the row is the first revision of a new memory.
  */
 import * as v from 'valibot';
+import { triggerEmbeddingPass } from '../embeddings/embedding-pass.js';
 import { inspect } from '../inspection/inspect.js';
 import { ensureCapacity } from '../maintenance/capacity.js';
 import type { BusContext } from './bus-context.js';
@@ -65,7 +66,11 @@ export async function send(ctx: BusContext, rawInput: unknown): Promise<SendResu
     ensureCapacity(ctx.db, ctx.config, ctx.clock.now(), bytes);
     const outcome = ctx.db.transaction(() => write(ctx, input.as, channel, envelope, { bytes, context }, key, fingerprint));
     if (outcome.replayed) refund?.();
-    else ctx.log.debug('sent', { sender, channel: channel.name, seq: outcome.result.seq, bytes });
+    else {
+      ctx.log.debug('sent', { sender, channel: channel.name, seq: outcome.result.seq, bytes });
+      // A new memory is made searchable by meaning right away, in the background; never part of the write.
+      if (channel.kind === 'memory') triggerEmbeddingPass(ctx);
+    }
     return outcome.result;
   } catch (error) {
     refund?.();

@@ -26,6 +26,7 @@ export type CheckStatus = 'ok' | 'warn' | 'problem' | 'fixed';
 export interface Check {
   /** Stable id for scripts: config, data_directory, database, lock_protocol, integrity, stale_locks. */
   readonly name: string;
+  /** How it went. */
   readonly status: CheckStatus;
   /** What was found and, unless ok, what to do. */
   readonly message: string;
@@ -34,6 +35,7 @@ export interface Check {
 export interface DoctorReport {
   /** False when any check is a problem. */
   readonly ok: boolean;
+  /** Every check, in a fixed order. */
   readonly checks: readonly Check[];
 }
 
@@ -89,6 +91,7 @@ function describeLock(entry: LockEntry): string {
 }
 
 interface DatabaseChecks {
+  /** The database, lock_protocol and integrity checks, in that order, as far as they got. */
   readonly checks: Check[];
 }
 

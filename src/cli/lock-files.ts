@@ -32,6 +32,7 @@ export interface LockEntry {
 }
 
 export interface LockSurvey {
+  /** Every lock found, live or stale. */
   readonly entries: readonly LockEntry[];
 }
 

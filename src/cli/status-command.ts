@@ -14,9 +14,13 @@ import { ago, bar, formatBytes, table } from './format.js';
 
 /** The `--json` shape of `status`; keys are stable for scripts. */
 export interface StatusReport {
+  /** The config file read (or that would have been). */
   readonly config_path: string;
+  /** False when no file existed at the default path (defaults only). */
   readonly config_file_found: boolean;
+  /** Absolute data directory. */
   readonly data_directory: string;
+  /** The file; every field but path and exists is null when there is no database yet. */
   readonly database: {
     readonly path: string;
     readonly exists: boolean;
@@ -25,10 +29,15 @@ export interface StatusReport {
     readonly lock_protocol: string | null;
     readonly schema_version: number | null;
   };
+  /** Live pages against the budget; null without a database. percent has one decimal. */
   readonly usage: { readonly used_bytes: number; readonly budget_bytes: number; readonly target_bytes: number; readonly percent: number } | null;
+  /** Standing notices (e.g. capacity), oldest kind first. */
   readonly notices: readonly { readonly kind: string; readonly message: string; readonly set_at: string }[];
+  /** Semantic search: off without an endpoint; backlog = live memory revisions without a vector. */
   readonly embeddings: { readonly enabled: boolean; readonly model: string | null; readonly backlog: number | null };
+  /** Sessions whose heartbeat is recent enough to be live. */
   readonly sessions: readonly { readonly display_name: string; readonly context: string; readonly heartbeat_at: string }[];
+  /** Every channel with its live message and subscriber counts. */
   readonly channels: readonly { readonly name: string; readonly kind: string; readonly messages: number; readonly subscribers: number }[];
 }
 
@@ -107,7 +116,7 @@ export function formatStatus(report: StatusReport, now: number): string {
     const u = report.usage;
     rows.push([
       'usage',
-      `${bar(u.used_bytes / u.budget_bytes)} ${u.percent}%  ${formatBytes(u.used_bytes)} of ${formatBytes(u.budget_bytes)} budget (eviction down to ${formatBytes(u.target_bytes)})`,
+      `${bar(u.used_bytes / u.budget_bytes)} ${u.percent.toFixed(1)}%  ${formatBytes(u.used_bytes)} of ${formatBytes(u.budget_bytes)} budget (eviction down to ${formatBytes(u.target_bytes)})`,
     ]);
   }
   rows.push(['notice', report.notices.length === 0 ? 'none' : report.notices.map((n) => `${n.kind}: ${n.message}`).join(' | ')]);

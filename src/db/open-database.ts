@@ -3,7 +3,7 @@
  * the file's lock protocol, creation, pragmas, and migrations, all under the
  * set-up lock so that concurrent openers see one outcome.
  */
-import { accessSync, constants, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { accessSync, chmodSync, constants, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Database } from './database.js';
 import { DbError } from './db-error.js';
@@ -172,7 +172,11 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Opened
     const created = state.kind === 'missing' || state.kind === 'empty';
     const db = new Database(driver.open(path, { busyTimeoutMs: options.busyTimeoutMs ?? 5_000 }));
     try {
-      if (created) initialiseNewFile(db, driver.capabilities.lockProtocol);
+      if (created) {
+        initialiseNewFile(db, driver.capabilities.lockProtocol);
+        // Messages are private to this user; SQLite gives -wal and -shm the main file's mode.
+        chmodSync(path, 0o600);
+      }
       const applied = appliedMigrations(db);
       const pending = pendingMigrations(applied, migrations);
       configureConnection(db);

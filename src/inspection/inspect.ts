@@ -28,6 +28,7 @@ export interface InspectionSettings {
   readonly command: readonly string[];
   /** Deadline for one decision. */
   readonly timeoutSeconds: number;
+  /** Where decisions and failures go: operation, sender and a bounded reason, never the payload. */
   readonly log: Logger;
 }
 

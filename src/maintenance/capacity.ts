@@ -42,12 +42,12 @@ export interface CapacityUsage {
   readonly targetBytes: number;
 }
 
-/** Bytes of live pages now, from the pragmas; exact, no counter kept anywhere. */
+/** Bytes of live pages now, from the pragmas; exact, no counter kept anywhere. One cached statement: send calls this every time. */
 export function usedBytes(db: Database): number {
-  const pageCount = Number(db.pragma('page_count'));
-  const freelist = Number(db.pragma('freelist_count'));
-  const pageSize = Number(db.pragma('page_size'));
-  return (pageCount - freelist) * pageSize;
+  const row = db.get<{ used: number }>(
+    'SELECT (p.page_count - f.freelist_count) * s.page_size AS used FROM pragma_page_count() AS p, pragma_freelist_count() AS f, pragma_page_size() AS s',
+  );
+  return row?.used ?? 0;
 }
 
 /** The budget in bytes. */

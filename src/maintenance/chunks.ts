@@ -14,7 +14,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Database } from '../db/database.js';
 import { sleepSync } from '../db/sleep-sync.js';
-import type { StepReport } from './step-report.js';
+import { SLOW_LOCK_MS, type StepReport } from './step-report.js';
 
 /** The design's fixed ceiling on rows per cleanup transaction. */
 export const MAX_CHUNK_ROWS = 1000;
@@ -57,6 +57,7 @@ export function timedTransaction<T>(db: Database, fn: () => T, state: ChunkState
   state.lastHeldMs = performance.now() - started;
   report.transactions++;
   report.maxLockMs = Math.max(report.maxLockMs, state.lastHeldMs);
+  if (state.lastHeldMs > SLOW_LOCK_MS) report.slowTransactions++;
   return result;
 }
 

@@ -5,8 +5,6 @@
  */
 import type { Database } from '../db/database.js';
 
-export const LEASE_NAME = 'maintenance';
-
 /**
  * Takes or renews the lease for `owner` until `now + ttlMs`. True when this
  * owner now holds it: the lease was free, expired, or already this owner's.

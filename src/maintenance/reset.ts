@@ -11,6 +11,15 @@
 import type { Database } from '../db/database.js';
 import { STALE_SESSION_MS } from './stale-rows.js';
 
+/**
+ * The channels a new database starts with (seeded by sql/0001_schema.sql);
+ * a reset database must look like a new one, so they are seeded again.
+ */
+export const DEFAULT_CHANNELS: readonly { readonly name: string; readonly kind: 'ordinary' | 'memory' }[] = [
+  { name: 'general', kind: 'ordinary' },
+  { name: 'memory', kind: 'memory' },
+];
+
 /** Bus tables in the order they are emptied: dependants before what they reference. */
 export const BUS_TABLES = [
   'embeddings',
@@ -28,7 +37,11 @@ export interface ResetReport {
   readonly deleted: Readonly<Record<(typeof BUS_TABLES)[number], number>>;
 }
 
-/** Deletes every row of every bus table and empties the FTS index, in one write transaction. */
+/**
+ * Deletes every row of every bus table and empties the FTS index, in one
+ * write transaction, then re-seeds what a new database starts with (the
+ * maintenance lease row and the default channels).
+ */
 export function resetDatabase(db: Database): ResetReport {
   return db.transaction(() => {
     const deleted = {} as Record<(typeof BUS_TABLES)[number], number>;
@@ -39,6 +52,10 @@ export function resetDatabase(db: Database): ResetReport {
     // Leaves a clean, empty index even if it ever drifted from messages.
     db.run("INSERT INTO messages_fts (messages_fts) VALUES ('delete-all')");
     db.run("INSERT INTO leases (name, owner, expires_at) VALUES ('maintenance', '', 0)");
+    for (const channel of DEFAULT_CHANNELS) {
+      // created_seq marks where the channel's history starts; seqs keep counting past the reset.
+      db.run('INSERT INTO channels (name, kind, created_seq) VALUES (?, ?, 0)', [channel.name, channel.kind]);
+    }
     return { deleted };
   });
 }

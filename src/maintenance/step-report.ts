@@ -1,4 +1,8 @@
 /** What one maintenance step did, for `agentbus status`, logs and tests. */
+
+/** The design's goal for one hold of the writer lock; longer holds are counted. */
+export const SLOW_LOCK_MS = 50;
+
 export type StepName =
   | 'stale_sessions'
   | 'expired_receipts'
@@ -18,6 +22,8 @@ export interface StepReport {
   transactions: number;
   /** The longest single write transaction, in milliseconds. */
   maxLockMs: number;
+  /** Write transactions that held the lock longer than SLOW_LOCK_MS (FTS5 segment merges cause most). */
+  slowTransactions: number;
   /** True when the tick deadline stopped this step before it finished; the next tick resumes it. */
   cutShort: boolean;
   /** True when the step did not start because the deadline had already passed. */
@@ -27,5 +33,5 @@ export interface StepReport {
 }
 
 export function emptyStep(name: StepName): StepReport {
-  return { name, rows: 0, transactions: 0, maxLockMs: 0, cutShort: false, skipped: false };
+  return { name, rows: 0, transactions: 0, maxLockMs: 0, slowTransactions: 0, cutShort: false, skipped: false };
 }

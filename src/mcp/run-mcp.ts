@@ -1,7 +1,8 @@
 /**
  * One `agentbus mcp` process: config, log, database, the MCP server on the
  * given streams, the heartbeat and maintenance timers, and a clean shutdown
- * when the client closes stdin.
+ * when the client closes stdin (maintenance and embedding work finished, the
+ * lease and this process's names released).
  */
 import { randomUUID } from 'node:crypto';
 import { basename } from 'node:path';
@@ -16,8 +17,10 @@ import { createMcpServer } from './mcp-server.js';
 import type { ToolDefinition } from './tool-definition.js';
 import type { ToolServices } from './tools/all-tools.js';
 import { createChangeWaiter } from '../bus/change-waiter.js';
-import { heartbeat, HEARTBEAT_INTERVAL_MS } from '../bus/identity.js';
+import { heartbeat, HEARTBEAT_INTERVAL_MS, releaseSessions } from '../bus/identity.js';
 import { RateLimiter } from '../bus/rate-limiter.js';
+import { embeddingPassSettled, embeddingPassStep } from '../embeddings/embedding-pass.js';
+import { createMaintenance } from '../maintenance/tick.js';
 
 export interface McpProcessOptions {
   /** The JSON-RPC input stream (stdin of the process). */
@@ -31,8 +34,6 @@ export interface McpProcessOptions {
   /** Builds the tool list from the process's shared services. */
   readonly tools: (services: ToolServices) => readonly ToolDefinition[];
   readonly version: string;
-  /** Periodic work started with the server, stopped at shutdown. */
-  readonly background?: (ctx: BusContext) => { stop(): Promise<void> | void };
 }
 
 /** Serves until the client closes the input stream; resolves after shutdown. */
@@ -69,7 +70,15 @@ export async function runMcp(options: McpProcessOptions): Promise<void> {
     }
   }, HEARTBEAT_INTERVAL_MS);
   beat.unref();
-  const background = options.background?.(ctx);
+  const maintenance = createMaintenance({
+    db,
+    config,
+    clock: options.clock,
+    log,
+    owner: ctx.owner,
+    steps: { embeddingPass: embeddingPassStep(ctx) },
+  });
+  maintenance.start();
   const transport = new StdioServerTransport(options.stdin, options.stdout);
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();
@@ -79,8 +88,15 @@ export async function runMcp(options: McpProcessOptions): Promise<void> {
   await closed;
   clearInterval(beat);
   waiter.close();
-  await background?.stop();
+  await maintenance.stop();
+  await embeddingPassSettled(db);
   await server.close().catch(() => undefined);
+  try {
+    releaseSessions(ctx);
+  } catch (error) {
+    // Busy or reset: the names then expire on their own after 30 s.
+    log.warn('releasing sessions failed', { error: (error as Error).message });
+  }
   db.close();
   log.info('mcp stop', { pid: process.pid });
   await log.close();

@@ -16,11 +16,11 @@ async function twoAgents() {
 describe('create_channel', () => {
   it('creates once, is idempotent on the same kind, conflicts on the other kind', async () => {
     const { a, b } = await twoAgents();
-    expect(createChannel(a, { as: 'Sam', name: 'general' })).toEqual({ name: 'general', kind: 'ordinary', created: true });
-    expect(createChannel(b, { as: 'Kim', name: 'general', kind: 'ordinary' })).toEqual({ name: 'general', kind: 'ordinary', created: false });
-    const error = await busError(() => createChannel(b, { as: 'Kim', name: 'general', kind: 'memory' }));
+    expect(createChannel(a, { as: 'Sam', name: 'lobby' })).toEqual({ name: 'lobby', kind: 'ordinary', created: true });
+    expect(createChannel(b, { as: 'Kim', name: 'lobby', kind: 'ordinary' })).toEqual({ name: 'lobby', kind: 'ordinary', created: false });
+    const error = await busError(() => createChannel(b, { as: 'Kim', name: 'lobby', kind: 'memory' }));
     expect([error.code, error.field]).toEqual(['conflict', 'name']);
-    expect(createChannel(a, { as: 'Sam', name: 'memory', kind: 'memory' }).created).toBe(true);
+    expect(createChannel(a, { as: 'Sam', name: 'notes', kind: 'memory' }).created).toBe(true);
   });
 
   it('rejects bad channel names and kinds, naming the field, and creates nothing', async () => {
@@ -33,25 +33,27 @@ describe('create_channel', () => {
     // `channel` is the field of every other operation; create_channel takes `name`, as in the design.
     const misnamed = await busError(() => createChannel(a, { as: 'Sam', channel: 'ok' }));
     expect([misnamed.code, misnamed.field]).toEqual(['validation', 'name']);
-    expect(a.db.get('SELECT count(*) AS n FROM channels')).toEqual({ n: 0 });
+    expect(a.db.get('SELECT count(*) AS n FROM channels')).toEqual({ n: 2 }); // only the two default channels
   });
 });
 
 describe('list_channels', () => {
   it('lists kind, message count, latest seq and subscription', async () => {
     const { a, b } = await twoAgents();
-    createChannel(a, { as: 'Sam', name: 'general' });
-    createChannel(a, { as: 'Sam', name: 'memory', kind: 'memory' });
+    createChannel(a, { as: 'Sam', name: 'lobby' });
+    createChannel(a, { as: 'Sam', name: 'notes', kind: 'memory' });
     createChannel(a, { as: 'Sam', name: 'empty' });
-    subscribe(b, { as: 'Kim', channel: 'general' });
-    await send(a, { as: 'Sam', channel: 'general', content: 'one' });
-    const { seq } = await send(a, { as: 'Sam', channel: 'general', content: 'two' });
-    const mem = await send(a, { as: 'Sam', channel: 'memory', content: 'fact' });
+    subscribe(b, { as: 'Kim', channel: 'lobby' });
+    await send(a, { as: 'Sam', channel: 'lobby', content: 'one' });
+    const { seq } = await send(a, { as: 'Sam', channel: 'lobby', content: 'two' });
+    const mem = await send(a, { as: 'Sam', channel: 'notes', content: 'fact' });
     expect(listChannels(b, { as: 'Kim' })).toEqual({
       channels: [
         { name: 'empty', kind: 'ordinary', message_count: 0, latest_seq: null, subscribed: false },
-        { name: 'general', kind: 'ordinary', message_count: 2, latest_seq: seq, subscribed: true },
-        { name: 'memory', kind: 'memory', message_count: 1, latest_seq: mem.seq, subscribed: false },
+        { name: 'general', kind: 'ordinary', message_count: 0, latest_seq: null, subscribed: false },
+        { name: 'lobby', kind: 'ordinary', message_count: 2, latest_seq: seq, subscribed: true },
+        { name: 'memory', kind: 'memory', message_count: 0, latest_seq: null, subscribed: false },
+        { name: 'notes', kind: 'memory', message_count: 1, latest_seq: mem.seq, subscribed: false },
       ],
     });
   });
@@ -60,22 +62,22 @@ describe('list_channels', () => {
 describe('subscribe and unsubscribe', () => {
   it('from now skips earlier messages; from oldest delivers them', async () => {
     const { bus, a, b } = await twoAgents();
-    createChannel(a, { as: 'Sam', name: 'general' });
-    await send(a, { as: 'Sam', channel: 'general', content: 'before' });
-    subscribe(b, { as: 'Kim', channel: 'general' });
+    createChannel(a, { as: 'Sam', name: 'lobby' });
+    await send(a, { as: 'Sam', channel: 'lobby', content: 'before' });
+    subscribe(b, { as: 'Kim', channel: 'lobby' });
     expect((await receive(b, { as: 'Kim' })).messages).toEqual([]);
     const c = await bus.process('C');
     register(c, { name: 'Lee' });
-    expect(subscribe(c, { as: 'Lee', channel: 'general', from: 'oldest' }).created).toBe(true);
+    expect(subscribe(c, { as: 'Lee', channel: 'lobby', from: 'oldest' }).created).toBe(true);
     expect((await receive(c, { as: 'Lee' })).messages.map((m) => m.content)).toEqual(['before']);
   });
 
   it('keeps an existing cursor when subscribing again', async () => {
     const { a, b } = await twoAgents();
-    createChannel(a, { as: 'Sam', name: 'general' });
-    subscribe(b, { as: 'Kim', channel: 'general' });
-    await send(a, { as: 'Sam', channel: 'general', content: 'kept' });
-    expect(subscribe(b, { as: 'Kim', channel: 'general', from: 'now' }).created).toBe(false);
+    createChannel(a, { as: 'Sam', name: 'lobby' });
+    subscribe(b, { as: 'Kim', channel: 'lobby' });
+    await send(a, { as: 'Sam', channel: 'lobby', content: 'kept' });
+    expect(subscribe(b, { as: 'Kim', channel: 'lobby', from: 'now' }).created).toBe(false);
     expect((await receive(b, { as: 'Kim' })).messages.map((m) => m.content)).toEqual(['kept']);
   });
 
@@ -90,20 +92,20 @@ describe('subscribe and unsubscribe', () => {
       expect(error.code).toBe('not_found');
       expect(error.field).toBe('channel');
     }
-    expect(a.db.get('SELECT count(*) AS n FROM channels')).toEqual({ n: 0 });
+    expect(a.db.get('SELECT count(*) AS n FROM channels')).toEqual({ n: 2 }); // only the two default channels
   });
 
   it('unsubscribe drops the cursor and the pending batch', async () => {
     const { a, b } = await twoAgents();
-    createChannel(a, { as: 'Sam', name: 'general' });
-    subscribe(b, { as: 'Kim', channel: 'general' });
-    await send(a, { as: 'Sam', channel: 'general', content: 'one' });
+    createChannel(a, { as: 'Sam', name: 'lobby' });
+    subscribe(b, { as: 'Kim', channel: 'lobby' });
+    await send(a, { as: 'Sam', channel: 'lobby', content: 'one' });
     const first = await receive(b, { as: 'Kim' });
     expect(first.batch_token).not.toBeNull();
-    expect(unsubscribe(b, { as: 'Kim', channel: 'general' })).toEqual({ channel: 'general', removed: true });
-    expect(unsubscribe(b, { as: 'Kim', channel: 'general' })).toEqual({ channel: 'general', removed: false });
+    expect(unsubscribe(b, { as: 'Kim', channel: 'lobby' })).toEqual({ channel: 'lobby', removed: true });
+    expect(unsubscribe(b, { as: 'Kim', channel: 'lobby' })).toEqual({ channel: 'lobby', removed: false });
     expect(b.db.get("SELECT count(*) AS n FROM subscriptions WHERE sender = 'Kim'")).toEqual({ n: 0 });
-    subscribe(b, { as: 'Kim', channel: 'general' });
+    subscribe(b, { as: 'Kim', channel: 'lobby' });
     expect((await receive(b, { as: 'Kim' })).messages).toEqual([]);
   });
 });

@@ -2,7 +2,7 @@ import { copyFileSync, existsSync, mkdirSync, openSync, closeSync, statSync, wri
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startMcp } from '../support/mcp-process.js';
-import { tempDir } from '../support/test-driver.js';
+import { testDriver, tempDir } from '../support/test-driver.js';
 import { jsonOf, prepareCliDir, runCli, waitForPidExit } from './cli-process.js';
 
 type Json = Record<string, any>;
@@ -125,5 +125,27 @@ describe('agentbus doctor', () => {
     const run = await runCli(dir, ['doctor', '--json']);
     expect(run.code).toBe(1);
     expect(check(jsonOf(run), 'database').status).toBe('problem');
+  });
+
+  it('flags a live portable-protocol connection on a posix file, and accepts it on a portable one', async () => {
+    const dir = tempDir();
+    await createdBus(dir);
+    const db = join(dir, 'agentbus.db');
+    const record = Buffer.alloc(64);
+    record.writeUInt32LE(process.pid, 0); // the test runner: alive
+    record.writeUInt32LE(1, 4);
+    record.writeDoubleLE(0, 8);
+    writeFileSync(`${db}-locks`, record);
+    const run = await runCli(dir, ['doctor', '--json', '--fix']);
+    const locks = check(jsonOf(run), 'stale_locks');
+    if ((await testDriver()).capabilities.lockProtocol === 'posix') {
+      expect(run.code).toBe(1);
+      expect(locks.status).toBe('problem');
+      expect(locks.message).toContain(String(process.pid));
+    } else {
+      expect(run.code).toBe(0);
+      expect(locks.status).toBe('ok');
+    }
+    expect(existsSync(`${db}-locks`)).toBe(true); // a live owner's lock is never cleared
   });
 });

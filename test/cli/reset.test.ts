@@ -38,7 +38,8 @@ describe('agentbus reset', () => {
     const status = jsonOf(await runCli(dir, ['status', '--json']));
     expect(status.database.exists).toBe(true);
     expect(status.sessions).toEqual([]);
-    expect(status.channels).toEqual([]);
+    // Reset leaves only the default channels.
+    expect(status.channels.map((c: Json) => c.name)).toEqual(['general', 'memory']);
 
     const lost = (await server.call('send', { as: 'Alice', channel: 'work', content: 'after reset' })) as Json;
     expect(lost.error.code).toBe('not_registered');

@@ -81,7 +81,7 @@ describe('opening, creating and migrating', () => {
     const dir = tempDir();
     const v1 = migrationsDir();
     const { db } = await openTestDatabase(dir, { migrationsDir: v1 });
-    db.transaction(() => db.run("INSERT INTO channels (name, kind) VALUES ('general', 'ordinary')"));
+    db.transaction(() => db.run("INSERT INTO channels (name, kind) VALUES ('lobby', 'ordinary')"));
     db.close();
     const upgraded = await openTestDatabase(dir, { migrationsDir: migrationsDir(COUNTER) });
     expect(upgraded.migrations.applied).toEqual([2]);
@@ -92,7 +92,7 @@ describe('opening, creating and migrating', () => {
     const backupDir = tempDir();
     copyFileSync(backup!, databasePath(backupDir));
     const restored = await openTestDatabase(backupDir, { migrationsDir: v1 });
-    expect(restored.db.all('SELECT name FROM channels')).toEqual([{ name: 'general' }]);
+    expect(restored.db.all('SELECT name FROM channels ORDER BY name')).toEqual([{ name: 'general' }, { name: 'lobby' }, { name: 'memory' }]);
     expect(restored.db.get('SELECT max(version) AS v FROM schema_migrations')).toEqual({ v: 1 });
     restored.db.close();
   });

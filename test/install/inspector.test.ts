@@ -125,7 +125,7 @@ describe('agentbus mcp driven by the MCP Inspector CLI', () => {
     }
   });
 
-  it('registers in one server process; the next process does not own that name, and takes it back once the row ages', async () => {
+  it('registers in one server process; the next process does not own that name; names are released on clean exit and kept for a crashed holder until they age', async () => {
     const { dataDir, home } = prepare();
     const env = serverEnvFlags(dataDir);
     const first = await inspector(home, direct, callFlags('register', { name: 'Alice' }), env);
@@ -138,21 +138,33 @@ describe('agentbus mcp driven by the MCP Inspector CLI', () => {
     expect(send.result?.isError).toBe(true);
     expect(send.result?.structuredContent.error.code).toBe('not_registered');
 
-    // The exited holder's session stays live until its heartbeat ages (no clean-exit release), so the name gets a suffix ...
+    // A server that exits cleanly gives its names up, so the next process gets the name itself ...
     const second = await inspector(home, direct, callFlags('register', { name: 'Alice' }), env);
     expect(second.code).toBe(0);
-    expect(second.result?.structuredContent.display_name).toBe('Alice2');
+    expect(second.result?.structuredContent.display_name).toBe('Alice');
 
-    // ... and once the rows are older than the session expiry, the name is free again.
+    // ... while a holder that died without cleaning up keeps it until its heartbeat ages past the expiry.
     const { db } = await openTestDatabase(dataDir);
     try {
-      db.run('UPDATE sessions SET heartbeat = heartbeat - 3600000');
+      expect(db.get('SELECT count(*) AS n FROM sessions')).toEqual({ n: 0 });
+      db.run("INSERT INTO sessions (sender, context, owner, heartbeat, registered_at) VALUES ('Alice', 'x', 'crashed-process', ?, ?)", [
+        Date.now(),
+        Date.now(),
+      ]);
     } finally {
       db.close();
     }
     const third = await inspector(home, direct, callFlags('register', { name: 'Alice' }), env);
-    expect(third.code).toBe(0);
-    expect(third.result?.structuredContent.display_name).toBe('Alice');
+    expect(third.result?.structuredContent.display_name).toBe('Alice2');
+    const aged = await openTestDatabase(dataDir);
+    try {
+      aged.db.run('UPDATE sessions SET heartbeat = heartbeat - 3600000');
+    } finally {
+      aged.db.close();
+    }
+    const fourth = await inspector(home, direct, callFlags('register', { name: 'Alice' }), env);
+    expect(fourth.code).toBe(0);
+    expect(fourth.result?.structuredContent.display_name).toBe('Alice');
   });
 
   it('round-trips register, create_channel, subscribe, send and receive with ack through one server', async () => {

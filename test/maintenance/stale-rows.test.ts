@@ -33,12 +33,12 @@ describe('tick: stale sessions, expired receipts, idle subscriptions', () => {
     const { db, dir } = await testDb();
     const clock = testClock();
     const config = testConfig(dir, { cursor_idle_hours: 72 });
-    addChannel(db, 'general');
+    addChannel(db, 'chat');
     db.run(
-      "INSERT INTO subscriptions (sender, channel, cursor_seq, last_activity, pending_token, pending_end_seq) VALUES ('idle', 'general', 0, ?, 'tok', 5)",
+      "INSERT INTO subscriptions (sender, channel, cursor_seq, last_activity, pending_token, pending_end_seq) VALUES ('idle', 'chat', 0, ?, 'tok', 5)",
       [T0 - 73 * HOUR],
     );
-    db.run("INSERT INTO subscriptions (sender, channel, cursor_seq, last_activity) VALUES ('active', 'general', 0, ?)", [T0 - 71 * HOUR]);
+    db.run("INSERT INTO subscriptions (sender, channel, cursor_seq, last_activity) VALUES ('active', 'chat', 0, ?)", [T0 - 71 * HOUR]);
     const report = await maintenanceFor(db, config, clock).runTick();
     expect(report.steps.find((s) => s.name === 'idle_subscriptions')?.rows).toBe(1);
     expect(db.all('SELECT sender FROM subscriptions')).toEqual([{ sender: 'active' }]);

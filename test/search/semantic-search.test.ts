@@ -40,8 +40,7 @@ describe('semantic search', () => {
     const migration = await post(sam, 'notes', 'database migration steps: back up, migrate, verify schema');
     const lunch = await post(kim, 'notes', 'lunch menu for friday: tacos');
     const deploy = await post(sam, 'notes', 'deploy checklist: tag, build, publish');
-    expect((await search(fx.ctx, { as: sam, query: 'database schema migration', mode: 'semantic' })).results).toEqual([]);
-
+    // send itself starts a background pass; drain() waits for it and embeds whatever is left.
     await drain();
     const result = await search(fx.ctx, { as: sam, query: 'database schema migration', mode: 'semantic' });
     expect(result.mode).toBe('semantic');
@@ -50,7 +49,7 @@ describe('semantic search', () => {
     expect(new Set(seqs(result))).toEqual(new Set([migration, lunch, deploy]));
     expect(result.results[0]?.score).toBeGreaterThan(result.results[1]?.score as number);
     expect(result.results[0]).toMatchObject({ memory_id: migration, revision: 1, channel: 'notes', sender: sam });
-    expect(server.requests.at(-1)?.input).toEqual(['database schema migration']);
+    expect(server.requests.map((r) => r.input)).toContainEqual(['database schema migration']);
   });
 
   it('covers memory channels only and applies the filters', async () => {

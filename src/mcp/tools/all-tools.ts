@@ -10,6 +10,7 @@ import { historyTool } from './history.js';
 import { listChannelsTool } from './list-channels.js';
 import { receiveTool } from './receive.js';
 import { registerTool } from './register.js';
+import { searchTool } from './search.js';
 import { sendTool } from './send.js';
 import { subscribeTool } from './subscribe.js';
 import { unsubscribeTool } from './unsubscribe.js';
@@ -30,6 +31,7 @@ export function allTools(services: ToolServices): ToolDefinition[] {
     sendTool,
     receiveTool(services.waiter),
     historyTool,
+    searchTool,
     getMemoryTool,
     editMemoryTool,
     deleteMemoryTool,
