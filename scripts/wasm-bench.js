@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Driver-level benchmark of the wasm driver beside native node:sqlite, no core
 // in between. Build first (npx tsc -p tsconfig.json). Run with Node 22 so both
-// drivers load:  node_modules/.bin/node scripts/wasm-bench.js [--commits 10000]
+// drivers load:  node_modules/.bin/node scripts/wasm-bench.js [--commits 10000] [--runs 5]
 //   child mode:  scripts/wasm-bench.js --child <driver> <bench> <dir> <n>
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -69,7 +69,9 @@ if (args[0] === '--child') {
   process.exit(0);
 }
 
-const commits = Number(args[args.indexOf('--commits') + 1] || 10_000);
+const commits = Number((args.includes('--commits') && args[args.indexOf('--commits') + 1]) || 10_000);
+// --runs N: repeat every measurement N times, native and wasm interleaved, and report medians.
+const runs = Math.max(1, Number((args.includes('--runs') && args[args.indexOf('--runs') + 1]) || 1));
 const drivers = [];
 for (const name of ['native', 'wasm']) {
   try {
@@ -110,21 +112,37 @@ async function write4(name) {
   }
 }
 
-console.log(`Node ${process.version}; WAL, synchronous=NORMAL, BEGIN IMMEDIATE + 1 INSERT + COMMIT per commit`);
+console.log(
+  `Node ${process.version}; WAL, synchronous=NORMAL, BEGIN IMMEDIATE + 1 INSERT + COMMIT per commit` +
+    (runs > 1 ? `; medians of ${runs} runs, drivers interleaved` : ''),
+);
+const samples = {};
+for (let r = 0; r < runs; r++) {
+  for (const name of drivers) {
+    const one = {
+      ...child(name, 'commits', commits),
+      ...child(name, 'cold', 5000),
+      ...child(name, 'reads', 100_000),
+      ...(await write4(name)),
+    };
+    for (const [k, v] of Object.entries(one)) ((samples[name] ??= {})[k] ??= []).push(v);
+  }
+}
+const median = (a) => {
+  const s = [...a].sort((x, y) => x - y);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : Math.round((s[m - 1] + s[m]) / 2);
+};
 const results = {};
 for (const name of drivers) {
-  results[name] = {
-    ...child(name, 'commits', commits),
-    ...child(name, 'cold', 5000),
-    ...child(name, 'reads', 100_000),
-    ...(await write4(name)),
-  };
+  results[name] = Object.fromEntries(Object.entries(samples[name]).map(([k, v]) => [k, median(v)]));
   console.log(name.padEnd(7), JSON.stringify(results[name]));
+  if (runs > 1) console.log('  all  ', JSON.stringify(samples[name]));
 }
 if (results.native && results.wasm) {
   const r = (k) => (results.wasm[k] / results.native[k]).toFixed(2);
   console.log(
     `wasm/native: commits ${r('commitsPerSec')}, cold commits ${r('coldCommitsPerSec')}, reads ${r('readsPerSec')}, ` +
-      `4x500 wall ${r('write4Ms')}x`,
+      `4x500 wall ${r('write4Ms')}x, open ${r('openMs')}x`,
   );
 }
