@@ -192,7 +192,7 @@ function nodeVersionAtLeast(version: string, minimum: string): boolean {
 
 /** Loads node:sqlite, or explains which Node version is needed. Never throws. */
 export async function loadNativeDriver(): Promise<DriverLoadResult> {
-  const needs = `the native driver needs Node >= ${NATIVE_MIN_NODE} (node:sqlite); this is Node ${process.version}. Upgrade Node, or set AGENTBUS_DRIVER=wasm`;
+  const needs = `the native driver needs Node >= ${NATIVE_MIN_NODE} (node:sqlite); this is Node ${process.version}`;
   if (!nodeVersionAtLeast(process.version, NATIVE_MIN_NODE)) return { ok: false, reason: needs };
   let sqlite: SqliteModule;
   try {

@@ -78,15 +78,19 @@ export function prepareDataDir(dataDir: string): string {
   return dir;
 }
 
+function otherProtocol(protocol: LockProtocol): LockProtocol {
+  return protocol === 'posix' ? 'portable' : 'posix';
+}
+
 function protocolDriverHint(protocol: LockProtocol): string {
   return DRIVER_FOR_PROTOCOL[protocol] === 'native'
     ? 'AGENTBUS_DRIVER=native (needs Node >= 22.13)'
     : 'AGENTBUS_DRIVER=wasm';
 }
 
-async function requireDriver(name: DriverName, why: string): Promise<Driver> {
+async function requireDriver(name: DriverName, why: string, whatToDo: string): Promise<Driver> {
   const result = await loadDriver(name);
-  if (!result.ok) throw new DbError('driver_unavailable', `${why}: ${result.reason}`);
+  if (!result.ok) throw new DbError('driver_unavailable', `${why}, but ${result.reason}; ${whatToDo}`);
   return result.driver;
 }
 
@@ -99,15 +103,22 @@ async function chooseDriver(path: string, state: FileState, choice: DriverChoice
     if (choice !== 'auto' && choice !== wanted) {
       throw new DbError(
         'protocol_mismatch',
-        `${path} uses the ${state.protocol} lock protocol, which the ${choice} driver must never share: use ${protocolDriverHint(state.protocol)}, or convert the file with \`agentbus convert\` while no agentbus process has it open`,
+        `${path} uses the ${state.protocol} lock protocol, which the ${choice} driver must never share: use ${protocolDriverHint(state.protocol)}, or convert the file with \`agentbus convert --to ${otherProtocol(state.protocol)}\` while no agentbus process has it open`,
       );
     }
-    return requireDriver(wanted, `${path} uses the ${state.protocol} lock protocol, which needs the ${wanted} driver`);
+    const other = otherProtocol(state.protocol);
+    return requireDriver(
+      wanted,
+      `${path} uses the ${state.protocol} lock protocol, which needs the ${wanted} driver`,
+      `run agentbus where that driver works, or convert the file there with \`agentbus convert --to ${other}\``,
+    );
   }
-  if (choice !== 'auto') return requireDriver(choice, `AGENTBUS_DRIVER=${choice} was asked for`);
+  if (choice !== 'auto') {
+    return requireDriver(choice, `AGENTBUS_DRIVER=${choice} was asked for`, `use AGENTBUS_DRIVER=auto to pick a driver that runs here`);
+  }
   const native = await loadDriver('native');
   if (native.ok) return native.driver;
-  return requireDriver('wasm', 'neither driver can run here; native said: ' + native.reason + '; wasm');
+  return requireDriver('wasm', `no driver can run here (${native.reason})`, 'reinstall agentbus with `npm ci`');
 }
 
 function checkProtocol(path: string, state: FileState, driver: Driver): void {
