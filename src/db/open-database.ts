@@ -141,11 +141,15 @@ function initialiseNewFile(db: Database, protocol: LockProtocol): void {
 }
 
 function configureConnection(db: Database): void {
-  if (db.capabilities.wal) {
-    const mode = db.pragma('journal_mode = WAL');
-    if (mode !== 'wal') {
-      throw new DbError('error', `${db.path}: PRAGMA journal_mode=WAL answered ${String(mode)}; the file system may not support WAL`);
-    }
+  // WAL only where the driver can share its index across processes; a driver
+  // without that keeps (or returns the file to) a rollback journal.
+  const wanted = db.capabilities.wal ? 'wal' : 'delete';
+  const mode = db.pragma(`journal_mode = ${wanted.toUpperCase()}`);
+  if (mode !== wanted) {
+    throw new DbError(
+      'error',
+      `${db.path}: PRAGMA journal_mode=${wanted.toUpperCase()} answered ${String(mode)}; another process may hold the file in another journal mode, or the file system may not support it`,
+    );
   }
   db.exec('PRAGMA synchronous = NORMAL');
   db.exec('PRAGMA foreign_keys = ON');
