@@ -12,14 +12,25 @@ export async function mcpCommand(io: CliIo, flags: Record<string, unknown>): Pro
     homeDir: io.homeDir,
     cwd: io.cwd,
   });
-  await runMcp({
-    stdin: io.stdin,
-    stdout: io.stdout,
-    config,
-    clock: io.clock,
-    cwd: io.cwd,
-    tools: allTools,
-    version: packageVersion(),
-  });
+  // A harness that stops its server with a signal still gets a clean shutdown: names released, lease handed back.
+  const stop = new AbortController();
+  const onSignal = (): void => stop.abort();
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+  try {
+    await runMcp({
+      stdin: io.stdin,
+      stdout: io.stdout,
+      config,
+      clock: io.clock,
+      cwd: io.cwd,
+      tools: allTools,
+      version: packageVersion(),
+      stop: stop.signal,
+    });
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+  }
   return 0;
 }

@@ -34,6 +34,8 @@ export interface McpProcessOptions {
   /** Builds the tool list from the process's shared services. */
   readonly tools: (services: ToolServices) => readonly ToolDefinition[];
   readonly version: string;
+  /** Aborting it shuts the server down as if the client had closed stdin (SIGTERM from a harness). */
+  readonly stop?: AbortSignal;
 }
 
 /** Serves until the client closes the input stream; resolves after shutdown. */
@@ -83,9 +85,12 @@ export async function runMcp(options: McpProcessOptions): Promise<void> {
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();
     options.stdin.once('end', () => resolve());
+    options.stop?.addEventListener('abort', () => resolve(), { once: true });
   });
   await server.connect(transport);
   await closed;
+  // Stop reading: after a stop signal the client may still hold the pipe open, which would keep the process alive.
+  options.stdin.destroy();
   clearInterval(beat);
   waiter.close();
   await maintenance.stop();

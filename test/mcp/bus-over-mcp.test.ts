@@ -117,4 +117,20 @@ describe('the bus over MCP, real processes', () => {
     expect(next.redelivered).toBe(false);
     expect(next.messages.map((m: Json) => m.content)).toEqual(['after the cancel']);
   });
+
+  it('shuts down cleanly on SIGTERM: exits and releases its names', async () => {
+    const dir = tempDir();
+    const a = await startMcp(dir);
+    await a.call('register', { name: 'Tess' });
+    const pid = a.transport.pid;
+    expect(pid).toBeTypeOf('number');
+    const exited = new Promise<void>((resolve) => {
+      a.transport.onclose = () => resolve();
+    });
+    process.kill(pid!, 'SIGTERM');
+    await exited;
+    const { db } = await openDatabase({ dataDir: dir, driver: testDriverName() });
+    expect(db.all('SELECT sender FROM sessions')).toEqual([]);
+    db.close();
+  });
 });
