@@ -133,13 +133,6 @@ export class LockRecord {
     return this.#mine[offset] !== 0;
   }
 
-  /** True when this record holds any byte of [from, from+count). */
-  holdsAny(from: number, count: number): boolean {
-    const mine = this.#mine;
-    for (let i = from; i < from + count; i++) if (mine[i] !== 0) return true;
-    return false;
-  }
-
   /** Sets or clears bytes [from, from+count) of this record and writes them. */
   write(from: number, count: number, value: 0 | 1): void {
     this.#mine.fill(value, from, from + count);

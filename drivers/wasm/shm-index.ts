@@ -23,9 +23,17 @@
  * attempt reads the lock table anyway, so a pull first compares the other
  * records' stamps with those seen at the last pull and skips the 32 KiB read
  * when none moved. Stamps live one per record, so concurrent pushers never
- * overwrite each other's announcement. Words that changed are read twice and
- * accepted only when both reads agree (torn-read hardening). Bytes 120..127
- * (SQLite's unused aLock[] placeholder) are never synchronised.
+ * overwrite each other's announcement. Bytes 120..127 (SQLite's unused
+ * aLock[] placeholder) are never synchronised.
+ *
+ * A pull installs a snapshot of ONE moment (double collect): a region is taken
+ * only from two consecutive reads that agree on every word, and after the
+ * other regions region 0's header and checkpoint info must read unchanged;
+ * otherwise nothing is applied. Accepting words one by one, each when two
+ * reads agreed on it, mixed moments: a copy could hold a checkpointer's new
+ * nBackfill beside a header older than the one that checkpointer worked from,
+ * and SQLite then read pages from the database file that the checkpoint had
+ * deliberately not copied (docs/drivers.md, "A reader saw an older snapshot").
  */
 import { closeSync, constants as fsc, fstatSync, ftruncateSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { withAdminLock } from './admin-lock.js';
@@ -61,6 +69,10 @@ const SCOPE_NONE = 0;
 const SCOPE_HEADER = 1;
 const SCOPE_FULL = 2;
 const READ_TWICE_ATTEMPTS = 64;
+/** Whole-snapshot attempts of one pull before it answers "still moving". */
+const PULL_ATTEMPTS = 4;
+/** Region 0's header copies + checkpoint info, re-read after the other regions. */
+const HEAD_BYTES = W_HEADER_END * 4;
 /** Words per chunk compared natively before looking at single words (512 bytes; divides WORDS). */
 const CHUNK_WORDS = 128;
 
@@ -86,20 +98,22 @@ export function refreshAllIndexes(): void {
   for (const index of openIndexes) index.refresh();
 }
 
-/**
- * Before a statement: pulls every open index whose connection holds no
- * WAL-index lock. SQLite reads the index without a lock only when it begins a
- * read transaction; a connection holding a READ_LOCK(i) or the WRITE lock is
- * inside one (its snapshot was pulled when the lock was granted), so its next
- * statement begins none and a refresh would only cost a pread.
- */
-export function refreshIdleIndexes(): void {
-  for (const index of openIndexes) if (!index.holdsShmLock()) index.refresh();
-}
-
 /** The `-shm` path of a database. */
 export function shmPath(dbPath: string): string {
   return `${dbPath}-shm`;
+}
+
+/** Sets the never-synchronised aLock[] placeholder (bytes 120..127) of a read to the shadow's. */
+function maskAlock(read: Buffer, shadow: Buffer): void {
+  shadow.copy(read, W_ALOCK * 4, W_ALOCK * 4, (W_ALOCK + 2) * 4);
+}
+
+/** True when a fresh read of region 0's first HEAD_BYTES matches `region0` (aLock[] placeholder ignored). */
+function sameHead(head: Buffer, region0: Buffer): boolean {
+  return (
+    head.compare(region0, 0, W_ALOCK * 4, 0, W_ALOCK * 4) === 0 &&
+    head.compare(region0, (W_ALOCK + 2) * 4, HEAD_BYTES, (W_ALOCK + 2) * 4, HEAD_BYTES) === 0
+  );
 }
 
 /** One connection's view of the WAL index of one database. */
@@ -119,7 +133,8 @@ export class ShmIndex {
   readonly #tmpBytes = new Uint8Array(this.#tmp.buffer);
   readonly #tmpBuf = Buffer.from(this.#tmp.buffer);
   readonly #tmp2 = new Int32Array(WORDS);
-  readonly #tmp2Bytes = new Uint8Array(this.#tmp2.buffer);
+  readonly #tmp2Buf = Buffer.from(this.#tmp2.buffer);
+  readonly #headBytes = Buffer.alloc(HEAD_BYTES);
   readonly #changed = new Int32Array(WORDS);
   /** A Buffer over wasm memory, remade when memory grows (the old ArrayBuffer is then detached). */
   #heapBuf: Buffer | undefined;
@@ -247,11 +262,6 @@ export class ShmIndex {
     return heap[base + W_NBACKFILL] === heap[base + W_MXFRAME];
   }
 
-  /** True while this connection holds any WAL-index lock slot, shared or exclusive. */
-  holdsShmLock(): boolean {
-    return this.#record.holdsAny(REC.shmShared, 16);
-  }
-
   /** Brings the private copy up to date with the file (pushing own changes first). */
   refresh(): void {
     this.pull(false);
@@ -272,9 +282,19 @@ export class ShmIndex {
   }
 
   /**
-   * Copies words someone else changed in the file into the private copy.
+   * Copies what someone else changed in the file into the private copy.
    * `tableFresh` says the lock table was read just now (every lock attempt
    * reads it); its push stamps tell whether anyone pushed since our last pull.
+   *
+   * The copy must be a snapshot of ONE moment, not a per-word mix: SQLite
+   * orders its shared-memory stores (hash tables, then header; header, then
+   * nBackfill) and relies on a reader that sees a new nBackfill also seeing
+   * the header the checkpointer worked from. Each region is therefore taken
+   * only from two consecutive reads that agree on every word (a double
+   * collect), and after the other regions region 0's header and checkpoint
+   * info are read again and must be unchanged (no commit, checkpoint or WAL
+   * restart happened while the hash tables were read). Returns false when the
+   * file kept changing; the private copy is then left as it was.
    */
   pull(force: boolean, tableFresh = false): boolean {
     if (this.#regions.length === 0) return true;
@@ -283,11 +303,13 @@ export class ShmIndex {
     const pushed = this.#record.othersPushedSince(this.#seen);
     if (!force && !pushed) return true;
     count('pull.full');
-    let settled = true;
-    for (let i = 0; i < this.#regions.length; i++) settled = this.#pullRegion(i) && settled;
-    // Words still moving will be pulled next time: forget the stamps so that happens.
-    if (!settled) LockRecord.forgetSeenStamps(this.#seen);
-    return settled;
+    for (let attempt = 0; attempt < PULL_ATTEMPTS; attempt++) {
+      if (this.#pullOnce()) return true;
+      count('pull.retry');
+    }
+    // Still moving: the next pull must read again, so forget the stamps.
+    LockRecord.forgetSeenStamps(this.#seen);
+    return false;
   }
 
   #readRegion(i: number, into: Uint8Array): void {
@@ -296,53 +318,77 @@ export class ShmIndex {
   }
 
   /**
-   * Pulls one region. Torn-read hardening: a changed word is accepted only
-   * when two consecutive reads agree on it. A word that differs between reads
-   * is being pushed right now by a holder of a non-conflicting lock, so either
-   * value is a legal order of events; only a half-written mix is not, and two
-   * reads never tear the same way. Returns false when words kept changing.
+   * One snapshot of every region: region 0 first (header), then the others
+   * (hash tables at least as new as the header), then region 0's first
+   * 136 bytes again. Applies nothing and returns false when no stable
+   * snapshot was had.
    */
-  #pullRegion(i: number): boolean {
-    const region = this.#regions[i] as Region;
-    const shadow = region.shadow;
-    const changed = this.#changed;
-    let cur = this.#tmp;
-    let next = this.#tmp2;
-    let nextBytes = this.#tmp2Bytes;
-    this.#readRegion(i, this.#tmpBytes);
-    let count = 0;
-    const tmpBuf = this.#tmpBuf;
-    const shadowBuf = region.shadowBuf;
-    for (let c = 0; c < WORDS; c += CHUNK_WORDS) {
-      // Equal chunks (nearly all of them) are skipped by one native memcmp.
-      if (tmpBuf.compare(shadowBuf, c * 4, (c + CHUNK_WORDS) * 4, c * 4, (c + CHUNK_WORDS) * 4) === 0) continue;
-      for (let w = c; w < c + CHUNK_WORDS; w++) {
-        if (cur[w] !== shadow[w] && !(i === 0 && (w === W_ALOCK || w === W_ALOCK + 1))) changed[count++] = w;
-      }
+  #pullOnce(): boolean {
+    const n = this.#regions.length;
+    // Collect first, apply after: a failed attempt leaves the private copy untouched.
+    const snaps: (Buffer | undefined)[] = [];
+    for (let i = 0; i < n; i++) {
+      const snap = this.#collectRegion(i);
+      if (snap === null) return false;
+      snaps.push(snap === undefined ? undefined : Buffer.from(snap));
     }
-    const base = region.ptr >> 2;
-    for (let attempt = 0; count > 0; attempt++) {
-      if (attempt >= READ_TWICE_ATTEMPTS) return false;
-      this.#readRegion(i, nextBytes);
-      const heap = this.#heap.heap32();
-      let unstable = 0;
-      for (let k = 0; k < count; k++) {
-        const w = changed[k] as number;
-        const v = cur[w] as number;
-        if (next[w] === v) {
-          shadow[w] = v;
-          heap[base + w] = v;
-        } else {
-          changed[unstable++] = w;
-        }
-      }
-      count = unstable;
+    if (n > 1) {
+      // Re-read region 0's header + checkpoint info: it must be what the snapshot holds.
+      const head = this.#headBytes;
+      const got = readSync(this.#fd, head, 0, HEAD_BYTES, 0);
+      if (got < HEAD_BYTES) head.fill(0, got);
+      const r0 = snaps[0] ?? (this.#regions[0] as Region).shadowBuf;
+      if (!sameHead(head, r0)) return false;
+    }
+    for (let i = 0; i < n; i++) {
+      const snap = snaps[i];
+      if (snap !== undefined) this.#applyRegion(i, snap);
+    }
+    return true;
+  }
+
+  /**
+   * Double collect of region i: undefined when the first read equals the
+   * shadow (nothing changed: the copy is already that moment's state), the
+   * agreed bytes when two consecutive reads are identical, null when the
+   * region kept changing. The returned buffer is reused: copy it.
+   */
+  #collectRegion(i: number): Buffer | undefined | null {
+    const region = this.#regions[i] as Region;
+    let cur = this.#tmpBuf;
+    let next = this.#tmp2Buf;
+    this.#readRegion(i, cur);
+    if (i === 0) maskAlock(cur, region.shadowBuf);
+    if (cur.equals(region.shadowBuf)) return undefined;
+    for (let attempt = 0; attempt < READ_TWICE_ATTEMPTS; attempt++) {
+      this.#readRegion(i, next);
+      if (i === 0) maskAlock(next, region.shadowBuf);
+      if (next.equals(cur)) return cur;
       const t = cur;
       cur = next;
       next = t;
-      nextBytes = new Uint8Array(next.buffer);
     }
-    return true;
+    return null;
+  }
+
+  /** Copies the words of `snap` that differ from the shadow into the private copy and the shadow. */
+  #applyRegion(i: number, snap: Buffer): void {
+    const region = this.#regions[i] as Region;
+    const shadow = region.shadow;
+    const shadowBuf = region.shadowBuf;
+    const words = new Int32Array(snap.buffer, snap.byteOffset, WORDS);
+    const heap = this.#heap.heap32();
+    const base = region.ptr >> 2;
+    for (let c = 0; c < WORDS; c += CHUNK_WORDS) {
+      if (snap.compare(shadowBuf, c * 4, (c + CHUNK_WORDS) * 4, c * 4, (c + CHUNK_WORDS) * 4) === 0) continue;
+      for (let w = c; w < c + CHUNK_WORDS; w++) {
+        const v = words[w] as number;
+        if (v !== shadow[w]) {
+          shadow[w] = v;
+          heap[base + w] = v;
+        }
+      }
+    }
   }
 
   /**

@@ -23,6 +23,7 @@ export async function loadWasmDriver(): Promise<DriverLoadResult> {
     name: 'wasm',
     sqliteVersion: sqlite3.version.libVersion,
     lockProtocol: 'portable',
+    // Must match SHARED_MEMORY in node-fs-vfs.ts (see docs/drivers.md).
     wal: true,
   };
   const driver: Driver = {
