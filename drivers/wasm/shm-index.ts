@@ -98,6 +98,16 @@ export function refreshAllIndexes(): void {
   for (const index of openIndexes) index.refresh();
 }
 
+/**
+ * Pulls every open index of this process at the start of a statement, except
+ * an index whose connection holds a WAL-index slot: it is inside a
+ * transaction whose snapshot SQLite fixed when that slot was granted (and the
+ * grant pulled). See docs/drivers.md, "Syscalls per commit".
+ */
+export function refreshIndexesBeforeStatement(): void {
+  for (const index of openIndexes) if (!index.holdsSlot()) index.refresh();
+}
+
 /** The `-shm` path of a database. */
 export function shmPath(dbPath: string): string {
   return `${dbPath}-shm`;
@@ -260,6 +270,13 @@ export class ShmIndex {
     const heap = this.#heap.heap32();
     const base = r0.ptr >> 2;
     return heap[base + W_NBACKFILL] === heap[base + W_MXFRAME];
+  }
+
+  /** True while this connection holds any WAL-index slot, shared or exclusive. */
+  holdsSlot(): boolean {
+    const rec = this.#record;
+    for (let j = 0; j < 8; j++) if (rec.holds(REC.shmShared + j) || rec.holds(REC.shmExclusive + j)) return true;
+    return false;
   }
 
   /** Brings the private copy up to date with the file (pushing own changes first). */

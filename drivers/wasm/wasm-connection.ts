@@ -19,7 +19,7 @@ import type {
 } from '../../src/db/driver.js';
 import { DbError, dbErrorCodeFromSqlite } from '../../src/db/db-error.js';
 import { VFS_NAME } from './node-fs-vfs.js';
-import { refreshAllIndexes } from './shm-index.js';
+import { refreshIndexesBeforeStatement } from './shm-index.js';
 import { BusyWaiter } from './busy-wait.js';
 import type { Sqlite3, SqliteExports, SqliteWasm } from './sqlite-runtime.js';
 
@@ -260,10 +260,12 @@ export class WasmConnection implements Connection {
    * mark?). A private copy as old as the last lock would send readers to a
    * WAL read mark when they could ignore the WAL, and that starves the
    * checkpointer; so bring the copy up to date here (a pread of the lock table,
-   * plus a region read only when someone pushed).
+   * plus a region read only when someone pushed). An index whose connection
+   * holds a WAL-index slot is skipped: its transaction's snapshot is already
+   * fixed (docs/drivers.md, "Syscalls per commit").
    */
   beforeStatement(): void {
-    refreshAllIndexes();
+    refreshIndexesBeforeStatement();
   }
 
   /** Runs after every completed statement: the WAL growth guard. */
