@@ -38,38 +38,39 @@ function fresh() {
 }
 
 async function write4(driver) {
+  return inFreshDir(async (dir) => {
+    runWorker('open', driver, dir); // create the database first: measure writing, not creating
+    const start = performance.now();
+    await Promise.all(
+      [0, 1, 2, 3].map(
+        () =>
+          new Promise((resolve, reject) => {
+            const child = spawn(process.execPath, [worker, 'writer', driver, dir, '500'], { stdio: 'ignore' });
+            child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`writer exited ${code}`))));
+          }),
+      ),
+    );
+    return { value: Math.round(performance.now() - start), unit: 'ms (4 procs x 500 commits)' };
+  });
+}
+
+/** Runs `fn` on a fresh data directory, removed afterwards. */
+async function inFreshDir(fn) {
   const dir = fresh();
-  runWorker('open', driver, dir); // create the database first: measure writing, not creating
-  const start = performance.now();
-  await Promise.all(
-    [0, 1, 2, 3].map(
-      () =>
-        new Promise((resolve, reject) => {
-          const child = spawn(process.execPath, [worker, 'writer', driver, dir, '500'], { stdio: 'ignore' });
-          child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`writer exited ${code}`))));
-        }),
-    ),
-  );
-  const ms = performance.now() - start;
-  rmSync(dir, { recursive: true, force: true });
-  return { value: Math.round(ms), unit: 'ms (4 procs x 500 commits)' };
+  try {
+    return await fn(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 const BENCHES = {
-  commits: { higherIsBetter: true, run: (d) => { const dir = fresh(); try { return runWorker('commits', d, dir, 5000); } finally { rmSync(dir, { recursive: true, force: true }); } } },
-  reads: { higherIsBetter: true, run: (d) => { const dir = fresh(); try { return runWorker('reads', d, dir, 50000); } finally { rmSync(dir, { recursive: true, force: true }); } } },
-  write4: { higherIsBetter: false, run: write4 },
+  commits: { run: (d) => inFreshDir((dir) => runWorker('commits', d, dir, 5000)) },
+  reads: { run: (d) => inFreshDir((dir) => runWorker('reads', d, dir, 50000)) },
+  write4: { run: write4 },
   open: {
-    higherIsBetter: false,
-    run: (d) => {
-      const dir = fresh();
-      try {
-        runWorker('open', d, dir); // create first: measure opening an existing database
-        return runWorker('open', d, dir);
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
-    },
+    // Created first, so this measures opening an existing database.
+    run: (d) => inFreshDir((dir) => (runWorker('open', d, dir), runWorker('open', d, dir))),
   },
 };
 

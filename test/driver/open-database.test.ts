@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -8,8 +10,6 @@ import { databasePath } from '../../src/db/open-database.js';
 import { defaultMigrationsDir } from '../../src/db/migrations.js';
 import { fixturePath, runFixture } from '../support/child-process.js';
 import { openTestDatabase, otherProtocol, tempDir, testDriver } from '../support/test-driver.js';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 
 const SCHEMA_TABLES = ['channels', 'embeddings', 'leases', 'messages', 'messages_fts', 'notices', 'receipts', 'schema_migrations', 'sessions', 'subscriptions'];
 
