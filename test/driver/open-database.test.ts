@@ -151,11 +151,9 @@ describe('opening, creating and migrating', () => {
     mkdirSync(dir, { mode: 0o500 });
     chmodSync(dir, 0o500);
     if (process.getuid?.() === 0) {
-      // root ignores permission bits: prove it as an unprivileged user instead.
-      chmodSync(parent, 0o755);
-      const child = spawn(process.execPath, [fixturePath('db-child.js'), 'open', dir], {
-        uid: 65534,
-        gid: 65534,
+      // root ignores permission bits through CAP_DAC_OVERRIDE: drop it (util-linux setpriv) so the
+      // bits apply. Still root, so the checkout stays readable wherever CI cloned it.
+      const child = spawn('setpriv', ['--bounding-set=-dac_override,-dac_read_search', '--', process.execPath, fixturePath('db-child.js'), 'open', dir], {
         env: { ...process.env, AGENTBUS_DRIVER: process.env.AGENTBUS_TEST_DRIVER },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
