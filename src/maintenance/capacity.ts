@@ -81,7 +81,7 @@ export function capacityChunk(db: Database): (limit: number) => number {
 
 function evictionRounds(db: Database, options: ChunkOptions, report: StepReport) {
   const evict: Chunk = capacityChunk(db);
-  const state = initialChunkState();
+  const state = initialChunkState(options.lockTargetMs);
   const mergeState = initialChunkState();
   let rowsLeft = true;
   return {
@@ -97,7 +97,7 @@ function evictionRounds(db: Database, options: ChunkOptions, report: StepReport)
     },
     /** One bounded FTS merge; true when it did work. */
     merge(): boolean {
-      return mergeFtsOnce(db, mergeState, report);
+      return mergeFtsOnce(db, 'all', mergeState, report);
     },
   };
 }

@@ -10,6 +10,7 @@ export type StepName =
   | 'retention'
   | 'tombstones'
   | 'capacity'
+  | 'fts_merge'
   | 'vacuum'
   | 'embeddings';
 
@@ -22,8 +23,10 @@ export interface StepReport {
   transactions: number;
   /** The longest single write transaction, in milliseconds. */
   maxLockMs: number;
-  /** Write transactions that held the lock longer than SLOW_LOCK_MS (FTS5 segment merges cause most). */
+  /** Write transactions that held the lock longer than SLOW_LOCK_MS. */
   slowTransactions: number;
+  /** Bounded FTS merge transactions, the last of a run usually finding nothing to do (counted in `transactions` too). */
+  ftsMerges: number;
   /** True when the tick deadline stopped this step before it finished; the next tick resumes it. */
   cutShort: boolean;
   /** True when the step did not start because the deadline had already passed. */
@@ -33,5 +36,5 @@ export interface StepReport {
 }
 
 export function emptyStep(name: StepName): StepReport {
-  return { name, rows: 0, transactions: 0, maxLockMs: 0, slowTransactions: 0, cutShort: false, skipped: false };
+  return { name, rows: 0, transactions: 0, maxLockMs: 0, slowTransactions: 0, ftsMerges: 0, cutShort: false, skipped: false };
 }

@@ -3,7 +3,9 @@
  * tries the lease; the holder runs the steps in the design's order, each in
  * chunks of at most 1,000 rows per transaction, stopping at a wall-clock
  * deadline of half the interval (the next tick resumes: every step is
- * idempotent and starts from whatever is left).
+ * idempotent and starts from whatever is left). Steps that delete messages
+ * merge the FTS index after each chunk, and `fts_merge` merges what sends
+ * added since the last tick (src/maintenance/fts-merge.ts says why).
  */
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
@@ -12,6 +14,7 @@ import type { Logger } from '../log.js';
 import { capacityUsage, evictForCapacity, type CapacityUsage } from './capacity.js';
 import { clearCapacityNotice, readCapacityNotice, setCapacityNotice } from './capacity-notice.js';
 import { DEFAULT_LOCK_TARGET_MS, runChunks, type Chunk } from './chunks.js';
+import { mergeFtsLevels } from './fts-merge.js';
 import { acquireLease, releaseLease } from './lease.js';
 import { retentionChunk } from './retention.js';
 import { deleteExpiredReceipts, deleteIdleSubscriptions, deleteStaleSessions } from './stale-rows.js';
@@ -122,14 +125,16 @@ export function createMaintenance(options: MaintenanceOptions): Maintenance {
         log.warn('maintenance step failed', { step: name, error: report.error });
       }
     };
-    const chunked = (chunk: Chunk, done?: () => boolean) => (report: StepReport) =>
-      runChunks(db, chunk, { pastDeadline, lockTargetMs, ...(done === undefined ? {} : { done }) }, report);
+    const chunked = (chunk: Chunk) => (report: StepReport) => runChunks(db, chunk, { pastDeadline, lockTargetMs }, report);
+    // Each chunk of deleted messages adds a segment of delete markers; merging as they come keeps every level under crisismerge.
+    const chunkedWithMerge = (chunk: Chunk) => (report: StepReport) =>
+      runChunks(db, chunk, { pastDeadline, lockTargetMs, afterChunk: () => mergeFtsLevels(db, pastDeadline, report) }, report);
 
     await step('stale_sessions', chunked((limit) => deleteStaleSessions(db, now, limit)));
     await step('expired_receipts', chunked((limit) => deleteExpiredReceipts(db, now, limit)));
     await step('idle_subscriptions', chunked((limit) => deleteIdleSubscriptions(db, now, config.cursor_idle_hours, limit)));
-    await step('retention', chunked(retentionChunk(db, now, config.message_retention_hours)));
-    await step('tombstones', chunked((limit) => purgeTombstones(db, now, config.tombstone_min_hours, limit)));
+    await step('retention', chunkedWithMerge(retentionChunk(db, now, config.message_retention_hours)));
+    await step('tombstones', chunkedWithMerge((limit) => purgeTombstones(db, now, config.tombstone_min_hours, limit)));
     await step('capacity', async (report) => {
       const before = capacityUsage(db, config);
       if (before.usedBytes > before.budgetBytes) {
@@ -144,6 +149,7 @@ export function createMaintenance(options: MaintenanceOptions): Maintenance {
         db.transaction(() => setCapacityNotice(db, config, now));
       }
     });
+    await step('fts_merge', (report) => mergeFtsLevels(db, pastDeadline, report));
     await step('vacuum', (report) => vacuumStep(db, pastDeadline, report));
     const embeddingPass = options.steps?.embeddingPass;
     if (embeddingPass !== undefined) await step('embeddings', () => embeddingPass(deadline));

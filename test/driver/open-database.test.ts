@@ -47,7 +47,7 @@ describe('opening, creating and migrating', () => {
     const driver = await testDriver();
     const first = await openTestDatabase(dir);
     expect(first.created).toBe(true);
-    expect(first.migrations).toEqual({ applied: [1], version: 1, backupPath: undefined });
+    expect(first.migrations).toEqual({ applied: [1, 2], version: 2, backupPath: undefined });
     const tables = first.db
       .all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'messages_fts_%' AND name <> 'sqlite_sequence' ORDER BY name")
       .map((r) => r.name);
@@ -59,7 +59,7 @@ describe('opening, creating and migrating', () => {
 
     const again = await openTestDatabase(dir);
     expect(again.created).toBe(false);
-    expect(again.migrations).toEqual({ applied: [], version: 1, backupPath: undefined });
+    expect(again.migrations).toEqual({ applied: [], version: 2, backupPath: undefined });
     again.db.close();
   });
 

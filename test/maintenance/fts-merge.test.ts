@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { addChannel, addMessages, count, HOUR, maintenanceFor, T0, testClock, testConfig, testDb } from './helpers.js';
+import type { Database } from '../../src/db/database.js';
+
+/** Segments in the FTS index: one segid per segment in the %_idx table. */
+function segments(db: Database): number {
+  return count(db, 'SELECT count(DISTINCT segid) AS n FROM messages_fts_idx');
+}
+
+function hits(db: Database, word: string): number {
+  return count(db, 'SELECT count(*) AS n FROM messages_fts WHERE messages_fts MATCH ?', [word]);
+}
+
+describe('FTS merging in the tick', () => {
+  it('automerge is off: a write adds a segment and merges nothing', async () => {
+    const { db } = await testDb();
+    expect(db.get("SELECT v FROM messages_fts_config WHERE k = 'automerge'")).toEqual({ v: 0 });
+    addChannel(db, 'a');
+    for (let i = 0; i < 10; i++) addMessages(db, 'a', 1, T0, () => `solo ${i}`);
+    // Ten transactions, ten segments (FTS5's default automerge would have merged them at four).
+    expect(segments(db)).toBe(10);
+    db.close();
+  });
+
+  it('the fts_merge step merges the segments writes left, in bounded transactions, and search still finds every row', async () => {
+    const { db, dir } = await testDb();
+    addChannel(db, 'a');
+    for (let i = 0; i < 15; i++) addMessages(db, 'a', 20, T0, (j) => `shared word${i}x${j}`);
+    const before = segments(db);
+    expect(before).toBe(15);
+
+    const report = await maintenanceFor(db, testConfig(dir), testClock(), { lockTargetMs: undefined }).runTick();
+    const step = report.steps.find((s) => s.name === 'fts_merge');
+    expect(step).toMatchObject({ cutShort: false });
+    expect(step!.error).toBeUndefined();
+    expect(step!.ftsMerges).toBeGreaterThanOrEqual(2);
+    expect(step!.transactions).toBe(step!.ftsMerges);
+    // usermerge is 4: no level is left with four or more segments.
+    expect(segments(db)).toBeLessThan(4);
+    expect(hits(db, 'shared')).toBe(300);
+    expect(hits(db, 'word7x19')).toBe(1);
+    // FTS5's own check of the index against the content table fails with SQLITE_CORRUPT_VTAB on any mismatch.
+    expect(() => db.run("INSERT INTO messages_fts (messages_fts, rank) VALUES ('integrity-check', 1)")).not.toThrow();
+    db.close();
+  });
+
+  it('retention merges the delete markers as it goes, so the index does not pile up segments', async () => {
+    const { db, dir } = await testDb();
+    addChannel(db, 'a');
+    addMessages(db, 'a', 3_000, T0 - 30 * HOUR, (i) => `gone ${i}`);
+    const kept = addMessages(db, 'a', 5, T0, (i) => `kept ${i}`);
+    const config = testConfig(dir, { message_retention_hours: 24 });
+    // Small chunks: thirty delete transactions, each adding a segment of delete markers.
+    const report = await maintenanceFor(db, config, testClock(), { lockTargetMs: undefined }).runTick();
+    const retention = report.steps.find((s) => s.name === 'retention')!;
+    expect(retention.rows).toBe(3_000);
+    expect(retention.ftsMerges).toBeGreaterThan(0);
+    expect(segments(db)).toBeLessThan(8);
+    expect(hits(db, 'gone')).toBe(0);
+    expect(hits(db, 'kept')).toBe(kept.length);
+    db.close();
+  });
+});
