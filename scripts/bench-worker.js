@@ -47,6 +47,19 @@ if (bench === 'commits') {
   for (let i = 0; i < n; i++) db.transaction(() => db.run('INSERT INTO w (v) VALUES (?)', ['w' + i]));
   db.close();
   report(n, 'rows');
+} else if (bench === 'writer-on-signal') {
+  // The write phase alone: open, say "ready", wait for a line on stdin, commit, say "done".
+  const n = Number(nArg ?? 500);
+  const db = await open();
+  db.exec('CREATE TABLE IF NOT EXISTS w (id INTEGER PRIMARY KEY, v TEXT NOT NULL)');
+  process.stdout.write('ready\n');
+  const { once } = await import('node:events');
+  process.stdin.setEncoding('utf8');
+  await once(process.stdin, 'data');
+  for (let i = 0; i < n; i++) db.transaction(() => db.run('INSERT INTO w (v) VALUES (?)', ['w' + i]));
+  process.stdout.write('done\n');
+  db.close();
+  process.stdin.destroy();
 } else if (bench === 'open') {
   const db = await open();
   db.get('SELECT count(*) AS n FROM messages');

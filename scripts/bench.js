@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Driver benchmarks, every available driver in one run, side by side:
 // medians of several fresh-process runs and the wasm/native ratio.
-//   npm run bench -- [--runs 5] [--only commits,reads,write4,open]
+//   npm run bench -- [--runs 5] [--only commits,reads,write4,start4,write4phase,open]
 // Run it with Node 22 (npm run puts it first on PATH) so both drivers load.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -18,7 +18,7 @@ const flag = (name, fallback) => {
   return i >= 0 && args[i + 1] !== undefined ? args[i + 1] : fallback;
 };
 const runs = Number(flag('runs', '5'));
-const only = flag('only', 'commits,reads,write4,open').split(',');
+const only = flag('only', 'commits,reads,write4,start4,write4phase,open').split(',');
 
 const { loadDriver } = await import('../dist/src/db/select-driver.js');
 const drivers = [];
@@ -37,20 +37,51 @@ function fresh() {
   return mkdtempSync(join(tmpdir(), 'agentbus-bench-'));
 }
 
-async function write4(driver) {
+/** Four writer processes at once, from spawn to exit: start-up, open, `commits` each, close. */
+function write4(commits) {
+  return (driver) =>
+    inFreshDir(async (dir) => {
+      runWorker('open', driver, dir); // create the database first: measure writing, not creating
+      const start = performance.now();
+      await Promise.all(
+        [0, 1, 2, 3].map(
+          () =>
+            new Promise((resolve, reject) => {
+              const child = spawn(process.execPath, [worker, 'writer', driver, dir, String(commits)], { stdio: 'ignore' });
+              child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`writer exited ${code}`))));
+            }),
+        ),
+      );
+      return { value: Math.round(performance.now() - start), unit: `ms (4 procs x ${commits} commits, spawn to exit)` };
+    });
+}
+
+/** Four writers opened first; the clock runs from one start signal until all four have committed 500 rows. */
+async function write4Phase(driver) {
   return inFreshDir(async (dir) => {
-    runWorker('open', driver, dir); // create the database first: measure writing, not creating
+    runWorker('open', driver, dir);
+    const children = [0, 1, 2, 3].map(() => spawn(process.execPath, [worker, 'writer-on-signal', driver, dir, '500'], { stdio: ['pipe', 'pipe', 'inherit'] }));
+    const said = (child, word) =>
+      new Promise((resolve, reject) => {
+        let out = '';
+        const onData = (d) => {
+          out += d;
+          if (out.includes(`${word}\n`)) {
+            child.stdout.off('data', onData);
+            resolve();
+          }
+        };
+        child.stdout.setEncoding('utf8').on('data', onData);
+        child.once('exit', (code) => reject(new Error(`writer exited ${code} before saying ${word}`)));
+      });
+    await Promise.all(children.map((c) => said(c, 'ready')));
+    const done = Promise.all(children.map((c) => said(c, 'done')));
     const start = performance.now();
-    await Promise.all(
-      [0, 1, 2, 3].map(
-        () =>
-          new Promise((resolve, reject) => {
-            const child = spawn(process.execPath, [worker, 'writer', driver, dir, '500'], { stdio: 'ignore' });
-            child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`writer exited ${code}`))));
-          }),
-      ),
-    );
-    return { value: Math.round(performance.now() - start), unit: 'ms (4 procs x 500 commits)' };
+    for (const c of children) c.stdin.end('go\n');
+    await done;
+    const value = Math.round(performance.now() - start);
+    await Promise.all(children.map((c) => (c.exitCode !== null ? undefined : new Promise((r) => c.once('exit', r)))));
+    return { value, unit: 'ms (4 procs x 500 commits, write phase only)' };
   });
 }
 
@@ -67,7 +98,10 @@ async function inFreshDir(fn) {
 const BENCHES = {
   commits: { run: (d) => inFreshDir((dir) => runWorker('commits', d, dir, 5000)) },
   reads: { run: (d) => inFreshDir((dir) => runWorker('reads', d, dir, 50000)) },
-  write4: { run: write4 },
+  write4: { run: write4(500) },
+  // Start-up alone: the same four processes with no commits.
+  start4: { run: write4(0) },
+  write4phase: { run: write4Phase },
   open: {
     // Created first, so this measures opening an existing database.
     run: (d) => inFreshDir((dir) => (runWorker('open', d, dir), runWorker('open', d, dir))),
