@@ -1,6 +1,10 @@
+import { copyFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { addChannel, addMessages, count, HOUR, maintenanceFor, T0, testClock, testConfig, testDb } from './helpers.js';
 import type { Database } from '../../src/db/database.js';
+import { defaultMigrationsDir } from '../../src/db/migrations.js';
+import { openTestDatabase, tempDir } from '../support/test-driver.js';
+import { addChannel, addMessages, count, HOUR, maintenanceFor, T0, testClock, testConfig, testDb } from './helpers.js';
 
 /** Segments in the FTS index: one segid per segment in the %_idx table. */
 function segments(db: Database): number {
@@ -20,6 +24,25 @@ describe('FTS merging in the tick', () => {
     // Ten transactions, ten segments (FTS5's default automerge would have merged them at four).
     expect(segments(db)).toBe(10);
     db.close();
+  });
+
+  it('a database made before migration 0002 is backed up, upgraded, and keeps its index', async () => {
+    const dir = tempDir();
+    const v1 = tempDir('agentbus-sql-');
+    copyFileSync(join(defaultMigrationsDir(), '0001_schema.sql'), join(v1, '0001_schema.sql'));
+    const old = await openTestDatabase(dir, { migrationsDir: v1 });
+    // FTS5's default: no automerge row in the config table.
+    expect(old.db.get("SELECT v FROM messages_fts_config WHERE k = 'automerge'")).toBeUndefined();
+    addChannel(old.db, 'a');
+    addMessages(old.db, 'a', 50, T0, (i) => `before upgrade ${i}`);
+    old.db.close();
+
+    const upgraded = await openTestDatabase(dir);
+    expect(upgraded.migrations.applied).toEqual([2]);
+    expect(readdirSync(join(dir, 'backups'))).toHaveLength(1);
+    expect(upgraded.db.get("SELECT v FROM messages_fts_config WHERE k = 'automerge'")).toEqual({ v: 0 });
+    expect(hits(upgraded.db, 'upgrade')).toBe(50);
+    upgraded.db.close();
   });
 
   it('the fts_merge step merges the segments writes left, in bounded transactions, and search still finds every row', async () => {
