@@ -171,6 +171,7 @@ export function createMaintenance(options: MaintenanceOptions): Maintenance {
       deadlineReached: report.deadlineReached,
       maxLockMs: Math.round(report.maxLockMs),
       ...Object.fromEntries(steps.map((s) => [s.name, s.rows])),
+      ftsMerges: steps.reduce((n, s) => n + s.ftsMerges, 0),
     };
     if (busy) log.info('maintenance tick', fields);
     else log.debug('maintenance tick', fields);
