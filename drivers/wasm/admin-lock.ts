@@ -13,21 +13,17 @@
  */
 import { mkdirSync, openSync, closeSync, readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { adminMarkerDir, formatOwner, parseOwner, type LockOwner } from '../../src/db/portable-lock-files.js';
 import { sleepSync } from '../../src/db/sleep-sync.js';
+import { isOwnerAlive } from './owner-liveness.js';
 import { count } from './vfs-stats.js';
-import { formatOwner, isOwnerAlive, parseOwner, type LockOwner } from './owner-liveness.js';
 
 /** How long a contender waits for the admin lock before giving up. */
 const ADMIN_TIMEOUT_MS = 15_000;
 
-/** The folder of admin markers beside a database. */
-export function adminLockDir(dbPath: string): string {
-  return `${dbPath}-locks.d`;
-}
-
 /** Runs `fn` while holding the admin lock of `dbPath`; throws when it cannot be had in time. */
 export function withAdminLock<T>(dbPath: string, owner: LockOwner, fn: () => T): T {
-  const dir = adminLockDir(dbPath);
+  const dir = adminMarkerDir(dbPath);
   const mine = formatOwner(owner);
   const marker = join(dir, mine);
   const deadline = Date.now() + ADMIN_TIMEOUT_MS;

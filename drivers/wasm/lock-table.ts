@@ -17,49 +17,16 @@
  * database locked.
  */
 import { closeSync, constants as fsc, fstatSync, openSync, readSync, rmdirSync, unlinkSync, writeSync } from 'node:fs';
-import { adminLockDir, withAdminLock } from './admin-lock.js';
+import { adminMarkerDir, lockTablePath, readRecordOwner, REC, RECORD_SIZE, type LockOwner } from '../../src/db/portable-lock-files.js';
+import { withAdminLock } from './admin-lock.js';
 import { noteRefusal } from './busy-wait.js';
-import { isOwnerAlive, type LockOwner } from './owner-liveness.js';
+import { isOwnerAlive } from './owner-liveness.js';
 
-/** Bytes per record. */
-export const RECORD_SIZE = 64;
 /** At most this many records: the table is read whole on every lock. */
 const MAX_RECORDS = 1024;
 
-/** Byte offsets inside a record. */
-export const REC = {
-  pid: 0,
-  connection: 4,
-  startTime: 8,
-  dbShared: 16,
-  dbReserved: 17,
-  dbPending: 18,
-  dbExclusive: 19,
-  /** First of eight bytes: WAL-index slot i held shared. */
-  shmShared: 20,
-  /** First of eight bytes: WAL-index slot i held exclusive. */
-  shmExclusive: 28,
-  /** Set while the owner has the WAL index open (the dead-man switch). */
-  shmOpen: 36,
-  /** u32 bumped after every push to the WAL index: others pull only when some stamp moved. */
-  shmStamp: 40,
-} as const;
-
 /** u32 words per record compared to detect WAL-index pushes: identity (0..15) and the stamp. */
 const STAMP_WORDS = [0, 1, 2, 3, REC.shmStamp / 4] as const;
-
-/** The path of the lock table beside a database. */
-export function lockTablePath(dbPath: string): string {
-  return `${dbPath}-locks`;
-}
-
-function readOwner(buf: Buffer, base: number): LockOwner {
-  return {
-    pid: buf.readUInt32LE(base + REC.pid),
-    connection: buf.readUInt32LE(base + REC.connection),
-    startTime: buf.readDoubleLE(base + REC.startTime),
-  };
-}
 
 /**
  * One connection's record in the lock table, and the operations on it.
@@ -101,7 +68,7 @@ export class LockRecord {
         for (let i = 0; i < count; i++) {
           const base = i * RECORD_SIZE;
           const pid = buf.readUInt32LE(base + REC.pid);
-          if (pid === 0 || !isOwnerAlive(readOwner(buf, base))) {
+          if (pid === 0 || !isOwnerAlive(readRecordOwner(buf, base))) {
             chosen = i;
             break;
           }
@@ -168,7 +135,7 @@ export class LockRecord {
       }
       if (!hit) continue;
       if (table.readUInt32LE(base + REC.pid) === 0) continue;
-      if (isOwnerAlive(readOwner(table, base))) return true;
+      if (isOwnerAlive(readRecordOwner(table, base))) return true;
     }
     return false;
   }
@@ -245,7 +212,7 @@ export class LockRecord {
         this.#refresh();
         let othersAlive = false;
         for (let base = 0; base < this.#tableLength; base += RECORD_SIZE) {
-          if (this.#table.readUInt32LE(base + REC.pid) !== 0 && isOwnerAlive(readOwner(this.#table, base))) {
+          if (this.#table.readUInt32LE(base + REC.pid) !== 0 && isOwnerAlive(readRecordOwner(this.#table, base))) {
             othersAlive = true;
             break;
           }
@@ -263,7 +230,7 @@ export class LockRecord {
       this.#fd = -1;
     }
     try {
-      rmdirSync(adminLockDir(this.dbPath));
+      rmdirSync(adminMarkerDir(this.dbPath));
     } catch {
       // Another process is using it, or it is gone.
     }

@@ -5,17 +5,8 @@
  * comes back, the start time makes it unique), "alive" only briefly, because
  * a live owner may die at any moment and whoever waits on it must notice.
  */
+import { formatOwner, type LockOwner } from '../../src/db/portable-lock-files.js';
 import { currentProcess, isProcessAlive } from '../../src/db/process-identity.js';
-
-/** Who holds a record in the lock table. */
-export interface LockOwner {
-  /** OS process id. */
-  readonly pid: number;
-  /** Process start time in clock ticks since boot (0 where /proc is absent). */
-  readonly startTime: number;
-  /** Connection number inside that process, so two connections of one process exclude each other. */
-  readonly connection: number;
-}
 
 /** How long a positive liveness answer is trusted before /proc is read again. */
 const ALIVE_CACHE_MS = 25;
@@ -41,18 +32,6 @@ export function closeConnectionNumber(n: number): void {
 export function selfOwner(connection: number): LockOwner {
   const me = currentProcess();
   return { pid: me.pid, startTime: me.startTime, connection };
-}
-
-/** Text form used in marker file names and diagnostics: `<pid>-<start>-<conn>`. */
-export function formatOwner(owner: LockOwner): string {
-  return `${owner.pid}-${owner.startTime}-${owner.connection}`;
-}
-
-/** Parses `<pid>-<start>-<conn>`; undefined when the text is not one. */
-export function parseOwner(text: string): LockOwner | undefined {
-  const m = /^(\d+)-(\d+)-(\d+)$/.exec(text);
-  if (m === null) return undefined;
-  return { pid: Number(m[1]), startTime: Number(m[2]), connection: Number(m[3]) };
 }
 
 /** True when the owner still runs (and, for this process, the connection is still open). */

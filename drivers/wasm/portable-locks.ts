@@ -11,7 +11,8 @@
  * never both win. In WAL mode a connection holds SHARED for its whole life and
  * only the last closer (or a journal-mode switch) reaches EXCLUSIVE.
  */
-import { REC, type LockRecord } from './lock-table.js';
+import { REC } from '../../src/db/portable-lock-files.js';
+import type { LockRecord } from './lock-table.js';
 
 /** SQLite's lock levels (sqlite3.h SQLITE_LOCK_*). */
 export const LOCK = { NONE: 0, SHARED: 1, RESERVED: 2, PENDING: 3, EXCLUSIVE: 4 } as const;

@@ -37,7 +37,8 @@
  */
 import { closeSync, constants as fsc, fstatSync, ftruncateSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { withAdminLock } from './admin-lock.js';
-import { LockRecord, REC } from './lock-table.js';
+import { REC } from '../../src/db/portable-lock-files.js';
+import { LockRecord } from './lock-table.js';
 import { count } from './vfs-stats.js';
 
 /** The wasm heap access the index needs. */

@@ -1,20 +1,20 @@
 /**
- * The lock files beside a database, read for `doctor` without joining any
- * lock protocol:
+ * The lock files beside a database, read for `doctor` and `convert` without
+ * joining any lock protocol (formats in src/db/setup-lock.ts and
+ * src/db/portable-lock-files.ts):
  * - `<db>.setup-lock/` (both drivers): a directory holding `owner` = `<pid>-<start>`;
- * - `<db>-locks` (portable protocol): 64-byte records, owner pid (u32 LE at 0),
- *   connection (u32 LE at 4) and start time (f64 LE at 8); pid 0 is a free record;
- * - `<db>-locks.d/` (portable protocol): admin markers named `<pid>-<start>-<conn>`.
+ * - `<db>-locks` (portable protocol): one record per connection; pid 0 is a free record;
+ * - `<db>-locks.d/` (portable protocol): admin markers named after their owners.
  * A lock is stale when its owner process is dead. The drivers already ignore
  * stale locks (a dead owner never blocks anyone), so clearing them is tidying,
  * done only where the protocol lets anyone do it.
  */
 import { readdirSync, readFileSync, rmdirSync, rmSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { adminMarkerDir, lockTablePath, parseOwner, readRecordOwner, RECORD_SIZE } from '../db/portable-lock-files.js';
 import { isProcessAlive, parseProcessIdentity } from '../db/process-identity.js';
-import { withSetupLock } from '../db/setup-lock.js';
+import { setupLockDir, withSetupLock } from '../db/setup-lock.js';
 
-const RECORD_SIZE = 64;
 /** A setup lock directory with no owner file younger than this may be mid-creation (setup-lock.ts). */
 const OWNERLESS_GRACE_MS = 5_000;
 
@@ -36,16 +36,6 @@ export interface LockSurvey {
   readonly entries: readonly LockEntry[];
 }
 
-export function setupLockDir(dbPath: string): string {
-  return `${dbPath}.setup-lock`;
-}
-export function lockTableFile(dbPath: string): string {
-  return `${dbPath}-locks`;
-}
-export function adminMarkerDir(dbPath: string): string {
-  return `${dbPath}-locks.d`;
-}
-
 function surveySetupLock(dbPath: string, now: number): LockEntry[] {
   const dir = setupLockDir(dbPath);
   let text: string;
@@ -64,7 +54,7 @@ function surveySetupLock(dbPath: string, now: number): LockEntry[] {
 }
 
 function surveyLockTable(dbPath: string): LockEntry[] {
-  const path = lockTableFile(dbPath);
+  const path = lockTablePath(dbPath);
   let buf: Buffer;
   try {
     buf = readFileSync(path);
@@ -73,9 +63,8 @@ function surveyLockTable(dbPath: string): LockEntry[] {
   }
   const entries: LockEntry[] = [];
   for (let base = 0; base + RECORD_SIZE <= buf.length; base += RECORD_SIZE) {
-    const pid = buf.readUInt32LE(base);
+    const { pid, startTime } = readRecordOwner(buf, base);
     if (pid === 0) continue;
-    const startTime = buf.readDoubleLE(base + 8);
     entries.push({ kind: 'lock_record', path, pid, alive: isProcessAlive({ pid, startTime }) });
   }
   return entries;
@@ -90,10 +79,9 @@ function surveyAdminMarkers(dbPath: string): LockEntry[] {
     return [];
   }
   return names.map((name) => {
-    const m = /^(\d+)-(\d+)-(\d+)$/.exec(name);
-    const pid = m === null ? 0 : Number(m[1]);
-    const alive = m !== null && isProcessAlive({ pid, startTime: Number(m[2]) });
-    return { kind: 'admin_marker', path: join(dir, name), pid, alive };
+    const owner = parseOwner(name);
+    const alive = owner !== undefined && isProcessAlive(owner);
+    return { kind: 'admin_marker', path: join(dir, name), pid: owner?.pid ?? 0, alive };
   });
 }
 
@@ -144,7 +132,7 @@ export function clearStaleLocks(dbPath: string, now: number): ClearReport {
         }
         return;
       }
-      rmSync(lockTableFile(dbPath), { force: true });
+      rmSync(lockTablePath(dbPath), { force: true });
       try {
         rmdirSync(adminMarkerDir(dbPath));
       } catch {

@@ -37,8 +37,13 @@ function isStale(dir: string): boolean {
  * Runs `fn` holding the set-up lock for `dbPath`, waiting up to `timeoutMs`.
  * Throws DbError `setup_timeout` naming the lock directory when it cannot be had.
  */
+/** The set-up lock's directory beside a database; it holds `owner` = `<pid>-<start>`. */
+export function setupLockDir(dbPath: string): string {
+  return `${dbPath}.setup-lock`;
+}
+
 export function withSetupLock<T>(dbPath: string, timeoutMs: number, fn: () => T): T {
-  const dir = `${dbPath}.setup-lock`;
+  const dir = setupLockDir(dbPath);
   const deadline = Date.now() + timeoutMs;
   let pause = 1;
   for (;;) {
