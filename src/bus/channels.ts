@@ -162,6 +162,8 @@ export function subscribe(ctx: BusContext, rawInput: unknown): SubscribeResult {
          pending_token = NULL, pending_end_seq = NULL`,
       [sender, channel.name, cursor, now],
     );
+    // A fresh subscription answers an earlier expiry; its notice would only confuse.
+    ctx.db.run('DELETE FROM expired_subscriptions WHERE sender = ? AND channel = ?', [sender, channel.name]);
     return { channel: channel.name, created: true, cursor_seq: cursor };
   });
 }
@@ -183,6 +185,8 @@ export function unsubscribe(ctx: BusContext, rawInput: unknown): UnsubscribeResu
     const { sender } = requireSession(ctx, input.as);
     const channel = requireChannel(ctx, input.channel);
     const { changes } = ctx.db.run('DELETE FROM subscriptions WHERE sender = ? AND channel = ?', [sender, channel.name]);
+    // Unsubscribing also drops a pending expiry notice for the channel: the sender no longer wants news of it.
+    ctx.db.run('DELETE FROM expired_subscriptions WHERE sender = ? AND channel = ?', [sender, channel.name]);
     return { channel: channel.name, removed: changes > 0 };
   });
 }

@@ -2,8 +2,9 @@
  * receive: the design's five steps ("Receiving and acknowledgment").
  *
  * 1. `as` is checked with the owner token; subscriptions idle past
- *    cursor_idle_hours are deleted (`expired` notice); the others involved
- *    get last_activity = now.
+ *    cursor_idle_hours are deleted (`expired` notice), and so are the
+ *    markers of subscriptions the maintenance tick expired meanwhile (the
+ *    same notice, once); the others involved get last_activity = now.
  * 2. `ack` advances every subscription of this sender whose pending token
  *    matches to its pending_end_seq; a token matching nothing is `ack_ignored`.
  * 3. A pending batch left unacknowledged is delivered again (the surviving
@@ -211,8 +212,11 @@ function attemptReceive(ctx: BusContext, request: Request, ack: string | undefin
   const notices: Notice[] = [];
 
   let subs = loadSubscriptions(ctx, sender, request.channels);
+  // Step 1a: subscriptions the tick expired while this sender was away, each reported once.
+  const expiredByTick = takeExpiryMarkers(ctx, sender, request.channels);
+  for (const channel of expiredByTick) notices.push(expiredNotice(channel, config.cursor_idle_hours));
   if (request.channels !== undefined) {
-    const known = new Set(subs.map((s) => s.channel));
+    const known = new Set([...subs.map((s) => s.channel), ...expiredByTick]);
     const missing = request.channels.find((c) => !known.has(c));
     if (missing !== undefined) {
       throw new BusError('not_found', `channels: you are not subscribed to "${missing}"; subscribe first, or leave it out`, { field: 'channels' });
@@ -223,11 +227,7 @@ function attemptReceive(ctx: BusContext, request: Request, ack: string | undefin
   const idleBefore = now - config.cursor_idle_hours * 3_600_000;
   for (const sub of subs.filter((s) => s.last_activity < idleBefore)) {
     db.run('DELETE FROM subscriptions WHERE sender = ? AND channel = ?', [sender, sub.channel]);
-    notices.push({
-      kind: 'expired',
-      channel: sub.channel,
-      message: `Your subscription to "${sub.channel}" expired after ${config.cursor_idle_hours} hours without a receive; subscribe again (from "now" by default, or "oldest").`,
-    });
+    notices.push(expiredNotice(sub.channel, config.cursor_idle_hours));
   }
   subs = subs.filter((s) => s.last_activity >= idleBefore);
   for (const sub of subs) db.run('UPDATE subscriptions SET last_activity = ? WHERE sender = ? AND channel = ?', [now, sender, sub.channel]);
@@ -325,6 +325,25 @@ function attemptReceive(ctx: BusContext, request: Request, ack: string | undefin
     if (highest !== undefined) setPending(ctx, sender, sub.channel, token, highest);
   }
   return { ...base, result: { messages: picked.messages, batch_token: token, redelivered: false, notices: [] } };
+}
+
+function expiredNotice(channel: string, idleHours: number): Notice {
+  return {
+    kind: 'expired',
+    channel,
+    message: `Your subscription to "${channel}" expired after ${idleHours} hours without a receive; subscribe again (from "now" by default, or "oldest").`,
+  };
+}
+
+/** Deletes and returns the channels (within the filter) whose subscriptions the maintenance tick expired for `sender`. */
+function takeExpiryMarkers(ctx: BusContext, sender: string, channels: readonly string[] | undefined): string[] {
+  const wanted = channels === undefined ? undefined : new Set(channels);
+  const taken = ctx.db
+    .all<{ channel: string }>('SELECT channel FROM expired_subscriptions WHERE sender = ? ORDER BY channel', [sender])
+    .map((r) => r.channel)
+    .filter((c) => wanted === undefined || wanted.has(c));
+  for (const channel of taken) ctx.db.run('DELETE FROM expired_subscriptions WHERE sender = ? AND channel = ?', [sender, channel]);
+  return taken;
 }
 
 function loadSubscriptions(ctx: BusContext, sender: string, channels: readonly string[] | undefined): SubRow[] {

@@ -6,6 +6,7 @@ import { register } from '../../src/bus/identity.js';
 import { receive } from '../../src/bus/receive.js';
 import { send } from '../../src/bus/send.js';
 import type { Config } from '../../src/config.js';
+import { deleteIdleSubscriptions } from '../../src/maintenance/stale-rows.js';
 import { busError, createBus } from './bus-fixture.js';
 
 async function setup(overrides: Partial<Config> = {}) {
@@ -218,6 +219,41 @@ describe('notices', () => {
     // A receive renews the idle clock of the others.
     bus.clock.advance(3_600_000);
     expect((await receive(b, { as: 'Kim', ack: result.batch_token! })).notices).toEqual([]);
+  });
+
+  it('reports, once, a subscription the maintenance tick expired while the subscriber was away', async () => {
+    const { bus, a, b } = await setup({ cursor_idle_hours: 1 });
+    b.db.run("UPDATE subscriptions SET last_activity = ? WHERE sender = 'Kim' AND channel = 'general'", [bus.clock.ms - 3_600_001]);
+    // The tick's own step removes the idle row before Kim's next receive.
+    expect(a.db.transaction(() => deleteIdleSubscriptions(a.db, bus.clock.ms, 1, 1000))).toBe(1);
+    expect(b.db.get("SELECT count(*) AS n FROM subscriptions WHERE sender = 'Kim' AND channel = 'general'")).toEqual({ n: 0 });
+    await say(a, 'general', 'g');
+    await say(a, 'builds', 'b');
+
+    const result = await receive(b, { as: 'Kim' });
+    expect(result.notices).toEqual([{ kind: 'expired', channel: 'general', message: expect.any(String) }]);
+    expect(contents(result)).toEqual(['b']);
+    const next = await receive(b, { as: 'Kim', ack: result.batch_token! });
+    expect(next.notices).toEqual([]);
+  });
+
+  it('a tick-expired channel named in `channels` gets the expired notice, not not_found; subscribing again clears it', async () => {
+    const { bus, a, b } = await setup({ cursor_idle_hours: 1 });
+    b.db.run("UPDATE subscriptions SET last_activity = ? WHERE sender = 'Kim'", [bus.clock.ms - 3_600_001]);
+    a.db.transaction(() => deleteIdleSubscriptions(a.db, bus.clock.ms, 1, 1000));
+
+    const named = await receive(b, { as: 'Kim', channels: ['general'] });
+    expect(named.notices).toEqual([{ kind: 'expired', channel: 'general', message: expect.any(String) }]);
+    expect(named.instruction).toEqual(expect.any(String));
+    // Reported once: now it is simply a channel Kim is not subscribed to.
+    expect(await busError(() => receive(b, { as: 'Kim', channels: ['general'] }))).toMatchObject({ code: 'not_found' });
+
+    // A new subscription answers the expiry of `builds`: no stale notice afterwards.
+    subscribe(b, { as: 'Kim', channel: 'builds' });
+    await say(a, 'builds', 'fresh');
+    const after = await receive(b, { as: 'Kim' });
+    expect(after.notices).toEqual([]);
+    expect(contents(after)).toEqual(['fresh']);
   });
 
   it('carries the capacity notice while the notices table has it', async () => {

@@ -11,7 +11,7 @@ import { defaultMigrationsDir } from '../../src/db/migrations.js';
 import { fixturePath, runFixture } from '../support/child-process.js';
 import { openTestDatabase, otherProtocol, tempDir, testDriver } from '../support/test-driver.js';
 
-const SCHEMA_TABLES = ['channels', 'embeddings', 'leases', 'messages', 'messages_fts', 'notices', 'receipts', 'schema_migrations', 'sessions', 'subscriptions'];
+const SCHEMA_TABLES = ['channels', 'embeddings', 'expired_subscriptions', 'leases', 'messages', 'messages_fts', 'notices', 'receipts', 'schema_migrations', 'sessions', 'subscriptions'];
 
 /** A migrations directory with the shipped schema plus extra files. */
 function migrationsDir(extra: Record<string, string> = {}): string {
@@ -47,7 +47,7 @@ describe('opening, creating and migrating', () => {
     const driver = await testDriver();
     const first = await openTestDatabase(dir);
     expect(first.created).toBe(true);
-    expect(first.migrations).toEqual({ applied: [1, 2], version: 2, backupPath: undefined });
+    expect(first.migrations).toEqual({ applied: [1, 2, 3], version: 3, backupPath: undefined });
     const tables = first.db
       .all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'messages_fts_%' AND name <> 'sqlite_sequence' ORDER BY name")
       .map((r) => r.name);
@@ -59,7 +59,7 @@ describe('opening, creating and migrating', () => {
 
     const again = await openTestDatabase(dir);
     expect(again.created).toBe(false);
-    expect(again.migrations).toEqual({ applied: [], version: 2, backupPath: undefined });
+    expect(again.migrations).toEqual({ applied: [], version: 3, backupPath: undefined });
     again.db.close();
   });
 

@@ -38,7 +38,7 @@ describe('FTS merging in the tick', () => {
     old.db.close();
 
     const upgraded = await openTestDatabase(dir);
-    expect(upgraded.migrations.applied).toEqual([2]);
+    expect(upgraded.migrations.applied).toEqual([2, 3]);
     expect(readdirSync(join(dir, 'backups'))).toHaveLength(1);
     expect(upgraded.db.get("SELECT v FROM messages_fts_config WHERE k = 'automerge'")).toEqual({ v: 0 });
     expect(hits(upgraded.db, 'upgrade')).toBe(50);

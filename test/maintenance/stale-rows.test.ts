@@ -43,6 +43,15 @@ describe('tick: stale sessions, expired receipts, idle subscriptions', () => {
     expect(report.steps.find((s) => s.name === 'idle_subscriptions')?.rows).toBe(1);
     expect(db.all('SELECT sender FROM subscriptions')).toEqual([{ sender: 'active' }]);
     expect(count(db, "SELECT count(*) AS n FROM subscriptions WHERE pending_token = 'tok'")).toBe(0);
+    // The marker that lets idle's next receive say "expired".
+    expect(db.all('SELECT sender, channel, expired_at FROM expired_subscriptions')).toEqual([{ sender: 'idle', channel: 'chat', expired_at: T0 }]);
+
+    // Nobody consumed it within another cursor_idle_hours: the tick purges it (and expires 'active' by now).
+    const later = T0 + 72 * HOUR + 1;
+    clock.set(later);
+    const report2 = await maintenanceFor(db, config, clock).runTick();
+    expect(report2.steps.find((s) => s.name === 'idle_subscriptions')?.rows).toBe(2);
+    expect(db.all('SELECT sender, channel, expired_at FROM expired_subscriptions')).toEqual([{ sender: 'active', channel: 'chat', expired_at: later }]);
     db.close();
   });
 
