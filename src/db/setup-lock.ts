@@ -33,15 +33,15 @@ function isStale(dir: string): boolean {
   return owner === undefined || !isProcessAlive(owner);
 }
 
-/**
- * Runs `fn` holding the set-up lock for `dbPath`, waiting up to `timeoutMs`.
- * Throws DbError `setup_timeout` naming the lock directory when it cannot be had.
- */
 /** The set-up lock's directory beside a database; it holds `owner` = `<pid>-<start>`. */
 export function setupLockDir(dbPath: string): string {
   return `${dbPath}.setup-lock`;
 }
 
+/**
+ * Runs `fn` holding the set-up lock for `dbPath`, waiting up to `timeoutMs`.
+ * Throws DbError `setup_timeout` naming the lock directory when it cannot be had.
+ */
 export function withSetupLock<T>(dbPath: string, timeoutMs: number, fn: () => T): T {
   const dir = setupLockDir(dbPath);
   const deadline = Date.now() + timeoutMs;

@@ -132,9 +132,10 @@ export async function runChunks(db: Database, chunk: Chunk, options: ChunkOption
   while (!shouldStop(options, report)) {
     const asked = state.limit;
     const rows = runOneChunk(db, chunk, state, options, report);
-    if (rows < asked && (rows === 0 || options.afterChunk === undefined)) return;
-    await pauseAfter(state);
-    if (rows > 0) await options.afterChunk?.();
-    if (rows < asked) return;
+    const more = rows >= asked;
+    const after = rows > 0 ? options.afterChunk : undefined;
+    if (more || after !== undefined) await pauseAfter(state);
+    await after?.();
+    if (!more) return;
   }
 }

@@ -21,6 +21,14 @@ async function busWithMessage(dir: string) {
   return server;
 }
 
+/** The same bus after its server has exited, so no process has the file open. */
+async function closedBusWithMessage(dir: string): Promise<void> {
+  const server = await busWithMessage(dir);
+  const pid = server.transport.pid;
+  await server.close();
+  await waitForPidExit(pid);
+}
+
 describe('agentbus convert', () => {
   it('refuses with exit 3 while a server has the database open, leaving the header alone', async () => {
     const dir = tempDir();
@@ -42,10 +50,7 @@ describe('agentbus convert', () => {
 
   it('says so and changes nothing when the file already uses the target protocol', async () => {
     const dir = tempDir();
-    const server = await busWithMessage(dir);
-    const pid = server.transport.pid;
-    await server.close();
-    await waitForPidExit(pid);
+    await closedBusWithMessage(dir);
     const mine = (await testDriver()).capabilities.lockProtocol;
     const run = await runCli(dir, ['convert', '--to', mine]);
     expect(run.code).toBe(0);
@@ -54,10 +59,7 @@ describe('agentbus convert', () => {
 
   it('converts when no process has it open; the other driver then opens it with the data intact', async () => {
     const dir = tempDir();
-    const server = await busWithMessage(dir);
-    const pid = server.transport.pid;
-    await server.close();
-    await waitForPidExit(pid);
+    await closedBusWithMessage(dir);
     const mine = (await testDriver()).capabilities.lockProtocol;
     const target = otherProtocol(mine);
     const otherName = OTHER_DRIVER[testDriverName()];
@@ -100,10 +102,7 @@ describe('agentbus convert', () => {
 
   it('shows its steps on stderr when stdout is a terminal', async () => {
     const dir = tempDir();
-    const server = await busWithMessage(dir);
-    const pid = server.transport.pid;
-    await server.close();
-    await waitForPidExit(pid);
+    await closedBusWithMessage(dir);
     const mine = (await testDriver()).capabilities.lockProtocol;
     const other = await loadDriver(OTHER_DRIVER[testDriverName()]);
     const io = memoryIo(dir, { isTty: true });
