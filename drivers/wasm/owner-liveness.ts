@@ -6,7 +6,7 @@
  * a live owner may die at any moment and whoever waits on it must notice.
  */
 import { formatOwner, type LockOwner } from '../../src/db/portable-lock-files.js';
-import { currentProcess, isProcessAlive } from '../../src/db/process-identity.js';
+import { currentProcess, isCertainlyDead } from '../../src/db/process-identity.js';
 
 /** How long a positive liveness answer is trusted before /proc is read again. */
 const ALIVE_CACHE_MS = 25;
@@ -43,7 +43,8 @@ export function isOwnerAlive(owner: LockOwner): boolean {
   const now = Date.now();
   const until = aliveUntil.get(key);
   if (until !== undefined && until > now) return true;
-  if (isProcessAlive({ pid: owner.pid, startTime: owner.startTime })) {
+  // Records carry no realm yet: judged as if in this realm (the container hole, issue 11).
+  if (!isCertainlyDead({ pid: owner.pid, startTime: owner.startTime, realm: me.realm })) {
     aliveUntil.set(key, now + ALIVE_CACHE_MS);
     return true;
   }

@@ -12,7 +12,7 @@
 import { readdirSync, readFileSync, rmdirSync, rmSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { adminMarkerDir, lockTablePath, parseOwner, readRecordOwner, RECORD_SIZE } from '../db/portable-lock-files.js';
-import { isProcessAlive, parseProcessIdentity } from '../db/process-identity.js';
+import { currentProcess, isCertainlyDead, parseProcessIdentity } from '../db/process-identity.js';
 import { setupLockDir, withSetupLock } from '../db/setup-lock.js';
 
 /** A setup lock directory with no owner file younger than this may be mid-creation (setup-lock.ts). */
@@ -50,7 +50,7 @@ function surveySetupLock(dbPath: string, now: number): LockEntry[] {
     }
   }
   const owner = parseProcessIdentity(text);
-  return [{ kind: 'setup_lock', path: dir, pid: owner?.pid ?? 0, alive: owner !== undefined && isProcessAlive(owner) }];
+  return [{ kind: 'setup_lock', path: dir, pid: owner?.pid ?? 0, alive: owner === undefined || !isCertainlyDead(owner) }];
 }
 
 function surveyLockTable(dbPath: string): LockEntry[] {
@@ -65,7 +65,7 @@ function surveyLockTable(dbPath: string): LockEntry[] {
   for (let base = 0; base + RECORD_SIZE <= buf.length; base += RECORD_SIZE) {
     const { pid, startTime } = readRecordOwner(buf, base);
     if (pid === 0) continue;
-    entries.push({ kind: 'lock_record', path, pid, alive: isProcessAlive({ pid, startTime }) });
+    entries.push({ kind: 'lock_record', path, pid, alive: !isCertainlyDead({ pid, startTime, realm: currentProcess().realm }) });
   }
   return entries;
 }
@@ -80,7 +80,7 @@ function surveyAdminMarkers(dbPath: string): LockEntry[] {
   }
   return names.map((name) => {
     const owner = parseOwner(name);
-    const alive = owner !== undefined && isProcessAlive(owner);
+    const alive = owner !== undefined && !isCertainlyDead({ ...owner, realm: currentProcess().realm });
     return { kind: 'admin_marker', path: join(dir, name), pid: owner?.pid ?? 0, alive };
   });
 }

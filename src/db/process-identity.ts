@@ -1,18 +1,39 @@
 /**
- * Who owns a lock, and whether that owner still runs. A pid alone is not an
- * identity: pids are reused, and `kill(pid, 0)` succeeds on a zombie. The
- * owner is therefore the pid plus the process start time from
- * `/proc/<pid>/stat`, and a zombie counts as dead. Same host and same pid
- * namespace only: agentbus serves one OS user on one machine.
+ * Who a process is, and whether it still runs, judged so that the answer is
+ * never wrong in the dangerous direction.
+ *
+ * A pid alone is not an identity: pids are reused, `kill(pid, 0)` succeeds on
+ * a zombie, and a pid means nothing outside its pid namespace (a container, a
+ * sandbox made with `unshare --pid`) or on another machine sharing the file
+ * over a network. An identity is therefore the pid, the start time from
+ * `/proc/<pid>/stat`, and the realm the pid belongs to: the kernel's boot id
+ * plus the pid namespace. A process is `dead` only when this process can see
+ * that realm's /proc and it says so; an owner from another realm is `unknown`,
+ * and whoever asks must treat it as alive or judge it by something that does
+ * not depend on pids (a lease it renews).
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, readlinkSync } from 'node:fs';
+import { hostname } from 'node:os';
+
+/** Where a pid means something: one kernel boot and one pid namespace. */
+export interface ProcessRealm {
+  /** The kernel boot id without dashes (Linux), or `host:<hostname>` elsewhere; never empty. */
+  readonly boot: string;
+  /** The pid namespace's inode number (Linux), or 0 where there are none. */
+  readonly pidNamespace: number;
+}
 
 export interface ProcessIdentity {
-  /** The OS process id. */
+  /** The OS process id, as seen inside its own pid namespace. */
   readonly pid: number;
   /** Start time in clock ticks since boot (`/proc/<pid>/stat` field 22), or 0 where /proc is absent. */
   readonly startTime: number;
+  /** The realm the pid belongs to; undefined when it was not recorded (an older agentbus), which is never judged dead by pid. */
+  readonly realm: ProcessRealm | undefined;
 }
+
+/** `alive`: it runs. `dead`: certainly gone. `unknown`: another realm, or no way to tell: never treat as dead. */
+export type Liveness = 'alive' | 'dead' | 'unknown';
 
 interface ProcStat {
   readonly state: string;
@@ -36,44 +57,120 @@ function readProcStat(pid: number): ProcStat | undefined {
   return { state, startTime };
 }
 
-const procAvailable = readProcStat(process.pid) !== undefined;
+interface SelfView {
+  /** This process's identity. */
+  readonly identity: ProcessIdentity;
+  /** True when /proc shows this process's own pid namespace, so other pids in it can be looked up. */
+  readonly procIsOwn: boolean;
+}
 
-let self: ProcessIdentity | undefined;
-
-/** This process's identity; computed once. */
-export function currentProcess(): ProcessIdentity {
-  if (self === undefined) {
-    self = { pid: process.pid, startTime: readProcStat(process.pid)?.startTime ?? 0 };
+function readBootId(): string | undefined {
+  try {
+    const id = readFileSync('/proc/sys/kernel/random/boot_id', 'latin1').trim().replaceAll('-', '').toLowerCase();
+    return /^[0-9a-f]{32}$/.test(id) ? id : undefined;
+  } catch {
+    return undefined;
   }
+}
+
+function readPidNamespace(): number | undefined {
+  try {
+    const m = /^pid:\[(\d+)\]$/.exec(readlinkSync('/proc/self/ns/pid'));
+    return m === null ? undefined : Number(m[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+function readSelf(): SelfView {
+  const pid = process.pid;
+  // /proc mounted for another pid namespace (`unshare --pid` without
+  // --mount-proc, some sandboxes) names this process by another pid: then no
+  // pid looked up there can be trusted.
+  let procIsOwn = false;
+  try {
+    procIsOwn = readlinkSync('/proc/self') === String(pid);
+  } catch {
+    procIsOwn = false;
+  }
+  const stat = procIsOwn ? readProcStat(pid) : undefined;
+  const bootId = readBootId();
+  const pidNamespace = readPidNamespace();
+  let realm: ProcessRealm | undefined;
+  if (bootId !== undefined && pidNamespace !== undefined) realm = { boot: bootId, pidNamespace };
+  else if (process.platform !== 'linux') realm = { boot: `host:${hostname()}`, pidNamespace: 0 };
+  return { identity: { pid, startTime: stat?.startTime ?? 0, realm }, procIsOwn: procIsOwn && stat !== undefined };
+}
+
+let self: SelfView | undefined;
+
+function selfView(): SelfView {
+  self ??= readSelf();
   return self;
 }
 
-/** True when the process that recorded this identity is still running (and not a zombie). */
-export function isProcessAlive(owner: ProcessIdentity): boolean {
-  if (owner.pid === process.pid) return owner.startTime === currentProcess().startTime;
-  if (procAvailable) {
+/** This process's identity; computed once. */
+export function currentProcess(): ProcessIdentity {
+  return selfView().identity;
+}
+
+/** True when both realms are known and equal. */
+export function sameRealm(a: ProcessRealm | undefined, b: ProcessRealm | undefined): boolean {
+  return a !== undefined && b !== undefined && a.boot === b.boot && a.pidNamespace === b.pidNamespace;
+}
+
+/**
+ * Whether the process that recorded `owner` still runs. `dead` only when that
+ * is certain: same boot, same pid namespace, a /proc of that namespace (or,
+ * without /proc, a kernel that answers `kill(pid, 0)` with ESRCH) that shows
+ * no such process, a zombie, or a different start time.
+ */
+export function judgeProcess(owner: ProcessIdentity): Liveness {
+  const me = selfView();
+  if (!sameRealm(owner.realm, me.identity.realm)) return 'unknown';
+  if (owner.pid === me.identity.pid) return owner.startTime === me.identity.startTime ? 'alive' : 'dead';
+  if (me.procIsOwn) {
     const stat = readProcStat(owner.pid);
-    if (stat === undefined) return false;
-    if (stat.state === 'Z' || stat.state === 'X' || stat.state === 'x') return false;
-    return owner.startTime === 0 || stat.startTime === owner.startTime;
+    if (stat === undefined) return 'dead';
+    if (stat.state === 'Z' || stat.state === 'X' || stat.state === 'x') return 'dead';
+    if (owner.startTime === 0) return 'alive';
+    return stat.startTime === owner.startTime ? 'alive' : 'dead';
   }
+  if (process.platform === 'linux') return 'unknown';
+  // No /proc (macOS and the BSDs have no pid namespaces): the kernel answers
+  // for its own pids. A reused pid reads as alive, the safe direction.
   try {
     process.kill(owner.pid, 0);
-    return true;
+    return 'alive';
   } catch (error) {
     // EPERM means it exists but belongs to someone else: alive.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    return (error as NodeJS.ErrnoException).code === 'ESRCH' ? 'dead' : 'alive';
   }
 }
 
-/** Encodes an identity for a file name or file body: `<pid>-<startTime>`. */
-export function formatProcessIdentity(owner: ProcessIdentity): string {
-  return `${owner.pid}-${owner.startTime}`;
+/** True only when the owner is certainly gone (see judgeProcess); `unknown` is not dead. */
+export function isCertainlyDead(owner: ProcessIdentity): boolean {
+  return judgeProcess(owner) === 'dead';
 }
 
-/** Parses `<pid>-<startTime>`; undefined when the text is not one. */
+/**
+ * Encodes an identity for a file name or file body:
+ * `<pid>-<startTime>@<boot>.<pidNamespace>`, or `<pid>-<startTime>` without a realm.
+ */
+export function formatProcessIdentity(owner: ProcessIdentity): string {
+  const base = `${owner.pid}-${owner.startTime}`;
+  return owner.realm === undefined ? base : `${base}@${owner.realm.boot}.${owner.realm.pidNamespace}`;
+}
+
+/** Parses formatProcessIdentity's text; undefined when the text is not one. */
 export function parseProcessIdentity(text: string): ProcessIdentity | undefined {
-  const m = /^(\d+)-(\d+)$/.exec(text.trim());
+  const m = /^(\d+)-(\d+)(?:@([0-9a-z:._-]+)\.(\d+))?$/i.exec(text.trim());
   if (m === null) return undefined;
-  return { pid: Number(m[1]), startTime: Number(m[2]) };
+  const realm = m[3] === undefined ? undefined : { boot: m[3], pidNamespace: Number(m[4]) };
+  return { pid: Number(m[1]), startTime: Number(m[2]), realm };
+}
+
+/** A short description of an owner for messages: `pid 123` or `pid 13 in another pid namespace or machine`. */
+export function describeProcess(owner: ProcessIdentity): string {
+  return sameRealm(owner.realm, currentProcess().realm) ? `pid ${owner.pid}` : `pid ${owner.pid} in another pid namespace or machine`;
 }

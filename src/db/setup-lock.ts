@@ -10,7 +10,7 @@ import { DbError } from './db-error.js';
 import {
   currentProcess,
   formatProcessIdentity,
-  isProcessAlive,
+  isCertainlyDead,
   parseProcessIdentity,
 } from './process-identity.js';
 import { sleepSync } from './sleep-sync.js';
@@ -30,7 +30,7 @@ function isStale(dir: string): boolean {
     }
   }
   const owner = parseProcessIdentity(text);
-  return owner === undefined || !isProcessAlive(owner);
+  return owner === undefined || isCertainlyDead(owner);
 }
 
 /** The set-up lock's directory beside a database; it holds `owner` = `<pid>-<start>`. */

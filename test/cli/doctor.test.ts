@@ -1,6 +1,7 @@
 import { copyFileSync, existsSync, mkdirSync, openSync, closeSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { currentProcess, formatProcessIdentity } from '../../src/db/process-identity.js';
 import { startMcp } from '../support/mcp-process.js';
 import { testDriver, tempDir } from '../support/test-driver.js';
 import { jsonOf, prepareCliDir, runCli, waitForPidExit } from './cli-process.js';
@@ -66,7 +67,8 @@ describe('agentbus doctor', () => {
     await createdBus(dir);
     const db = join(dir, 'agentbus.db');
     mkdirSync(`${db}.setup-lock`);
-    writeFileSync(`${db}.setup-lock/owner`, `${DEAD_PID}-12345`);
+    // An owner of this machine and pid namespace that no longer runs: certainly dead.
+    writeFileSync(`${db}.setup-lock/owner`, formatProcessIdentity({ pid: DEAD_PID, startTime: 12345, realm: currentProcess().realm }));
     const record = Buffer.alloc(64);
     record.writeUInt32LE(DEAD_PID, 0);
     record.writeUInt32LE(1, 4);
@@ -94,7 +96,7 @@ describe('agentbus doctor', () => {
     const db = join(dir, 'agentbus.db');
     mkdirSync(`${db}.setup-lock`);
     // The test runner itself: alive for the whole test (start time 0 means "pid only").
-    writeFileSync(`${db}.setup-lock/owner`, `${process.pid}-0`);
+    writeFileSync(`${db}.setup-lock/owner`, formatProcessIdentity({ pid: process.pid, startTime: 0, realm: currentProcess().realm }));
     const run = await runCli(dir, ['doctor', '--json', '--fix']);
     expect(check(jsonOf(run), 'stale_locks').status).toBe('ok');
     expect(existsSync(`${db}.setup-lock/owner`)).toBe(true);
