@@ -1,14 +1,16 @@
 /**
- * The MCP server on the SDK's low-level Server: tools/list from the tool
- * definitions, tools/call dispatched to the bus operations (which validate) and answered with
- * structuredContent plus the same JSON as text.
+ * The MCP server: `initialize`, `ping`, `tools/list` from the tool definitions,
+ * and `tools/call` dispatched to the bus operations (which validate) and
+ * answered with structuredContent plus the same JSON as text, over the
+ * JSON-RPC connection of json-rpc-connection.ts.
  */
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { Readable, Writable } from 'node:stream';
 import type { BusContext } from '../bus/bus-context.js';
 import { BusError } from '../bus/bus-error.js';
 import { SERVER_INSTRUCTIONS } from './instructions.js';
 import { inputJsonSchema, outputJsonSchema } from './json-schema.js';
+import { JSON_RPC_ERRORS, JsonRpcError, serveJsonRpc, type JsonRpcConnection, type RequestContext } from './json-rpc-connection.js';
+import { negotiateProtocolVersion } from './protocol-version.js';
 import type { ToolCallExtra, ToolDefinition } from './tool-definition.js';
 import { errorResult, successResult, toBusError, type ToolResult } from './tool-result.js';
 
@@ -18,46 +20,66 @@ export interface McpServerOptions {
   readonly version: string;
 }
 
-export function createMcpServer({ ctx, tools, version }: McpServerOptions): Server {
-  const server = new Server(
-    { name: 'agentbus', version },
-    { capabilities: { tools: {} }, instructions: SERVER_INSTRUCTIONS },
-  );
+export interface McpServer {
+  /** Serves one client on these streams (stdin, stdout) until its input ends. */
+  serve(input: Readable, output: Writable): JsonRpcConnection;
+}
+
+const invalidParams = (message: string): JsonRpcError => new JsonRpcError(JSON_RPC_ERRORS.invalidParams, message);
+
+export function createMcpServer({ ctx, tools, version }: McpServerOptions): McpServer {
   const byName = new Map(tools.map((t) => [t.name, t]));
-  const listing = tools.map((t) => ({
-    name: t.name,
-    description: t.description,
-    inputSchema: inputJsonSchema(t.input),
-    outputSchema: outputJsonSchema(t.output),
-    annotations: t.annotations,
-  }));
+  // Built on the first tools/list, not before the initialize answer: a harness waits for that one.
+  let listing: object[] | undefined;
+  const listTools = (): object[] =>
+    (listing ??= tools.map((t) => ({
+      name: t.name,
+      description: t.description,
+      inputSchema: inputJsonSchema(t.input),
+      outputSchema: outputJsonSchema(t.output),
+      annotations: t.annotations,
+    })));
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listing }));
+  const initialize = (params: Record<string, unknown> | undefined): object => {
+    const requested = params?.protocolVersion;
+    if (typeof requested !== 'string') throw invalidParams('initialize: params.protocolVersion must be a string, e.g. "2025-06-18"');
+    return {
+      protocolVersion: negotiateProtocolVersion(requested),
+      capabilities: { tools: {} },
+      serverInfo: { name: 'agentbus', version },
+      instructions: SERVER_INSTRUCTIONS,
+    };
+  };
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<ToolResult> => {
-    const tool = byName.get(request.params.name);
+  const callTool = async (params: Record<string, unknown> | undefined, request: RequestContext): Promise<ToolResult> => {
+    const name = params?.name;
+    if (typeof name !== 'string') throw invalidParams('tools/call: params.name must be the name of a tool (a string)');
+    const args = params?.arguments ?? {};
+    if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+      throw invalidParams(`tools/call ${name}: params.arguments must be an object of the tool's arguments`);
+    }
+    const tool = byName.get(name);
     if (tool === undefined) {
       return errorResult(
-        new BusError('validation', `unknown tool "${request.params.name}"; the tools are: ${tools.map((t) => t.name).join(', ')}`, {
-          field: 'name',
-        }),
+        new BusError('validation', `unknown tool "${name}"; the tools are: ${tools.map((t) => t.name).join(', ')}`, { field: 'name' }),
       );
     }
-    const progressToken = request.params._meta?.progressToken;
-    const callExtra: ToolCallExtra = {
-      signal: extra.signal,
+    const meta = params?._meta;
+    const progressToken = typeof meta === 'object' && meta !== null ? (meta as { progressToken?: unknown }).progressToken : undefined;
+    const extra: ToolCallExtra = {
+      signal: request.signal,
       progress: (progress, total, message) => {
-        if (progressToken === undefined || extra.signal.aborted) return;
-        extra
-          .sendNotification({
-            method: 'notifications/progress',
-            params: { progressToken, progress, ...(total === undefined ? {} : { total }), ...(message === undefined ? {} : { message }) },
-          })
-          .catch(() => undefined);
+        if (typeof progressToken !== 'string' && typeof progressToken !== 'number') return;
+        request.notify('notifications/progress', {
+          progressToken,
+          progress,
+          ...(total === undefined ? {} : { total }),
+          ...(message === undefined ? {} : { message }),
+        });
       },
     };
     try {
-      const result = await tool.handler(ctx, request.params.arguments ?? {}, callExtra);
+      const result = await tool.handler(ctx, args, extra);
       return successResult(result as Record<string, unknown>);
     } catch (thrown) {
       const { error, unexpected } = toBusError(thrown);
@@ -66,6 +88,28 @@ export function createMcpServer({ ctx, tools, version }: McpServerOptions): Serv
       }
       return errorResult(error);
     }
-  });
-  return server;
+  };
+
+  return {
+    serve: (input, output) =>
+      serveJsonRpc(input, output, {
+        request(method, params, request) {
+          switch (method) {
+            case 'initialize':
+              return initialize(params);
+            case 'ping':
+              return {};
+            case 'tools/list':
+              return { tools: listTools() };
+            case 'tools/call':
+              return callTool(params, request);
+            default:
+              throw new JsonRpcError(JSON_RPC_ERRORS.methodNotFound, `Method not found: ${method}`);
+          }
+        },
+        dropped(reason) {
+          ctx.log.debug('mcp input dropped', { reason });
+        },
+      }),
+  };
 }

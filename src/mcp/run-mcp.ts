@@ -7,7 +7,6 @@
 import { randomUUID } from 'node:crypto';
 import { basename } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { BusContext } from '../bus/bus-context.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
@@ -81,21 +80,15 @@ export async function runMcp(options: McpProcessOptions): Promise<void> {
     steps: { embeddingPass: embeddingPassStep(ctx) },
   });
   maintenance.start();
-  const transport = new StdioServerTransport(options.stdin, options.stdout);
-  const closed = new Promise<void>((resolve) => {
-    transport.onclose = () => resolve();
-    options.stdin.once('end', () => resolve());
-    options.stop?.addEventListener('abort', () => resolve(), { once: true });
-  });
-  await server.connect(transport);
-  await closed;
+  const connection = server.serve(options.stdin, options.stdout);
+  options.stop?.addEventListener('abort', () => connection.close(), { once: true });
+  await connection.closed;
   // Stop reading: after a stop signal the client may still hold the pipe open, which would keep the process alive.
   options.stdin.destroy();
   clearInterval(beat);
   waiter.close();
   await maintenance.stop();
   await embeddingPassSettled(db);
-  await server.close().catch(() => undefined);
   try {
     releaseSessions(ctx);
   } catch (error) {

@@ -1,0 +1,145 @@
+/**
+ * The protocol layer agentbus speaks itself (src/mcp/json-rpc-connection.ts,
+ * mcp-server.ts), checked on a real `agentbus mcp` process with raw JSON-RPC
+ * lines: version negotiation, ping, errors for bad requests, cancellation.
+ * The SDK's own client and the MCP Inspector drive the same process in
+ * bus-over-mcp.test.ts and test/install.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { once } from 'node:events';
+import { writeFileSync } from 'node:fs';
+import { SUPPORTED_PROTOCOL_VERSIONS as SDK_VERSIONS, LATEST_PROTOCOL_VERSION as SDK_LATEST } from '@modelcontextprotocol/sdk/types.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../../src/mcp/protocol-version.js';
+import { AGENTBUS_BIN, serverEnv } from '../support/mcp-process.js';
+import { tempDir } from '../support/test-driver.js';
+
+type Message = { jsonrpc: string; id?: string | number; method?: string; result?: any; error?: { code: number; message: string }; params?: any };
+
+interface RawServer {
+  send(message: object | string): void;
+  /** The next message matching `match`, waiting up to 20 s. */
+  next(match: (m: Message) => boolean): Promise<Message>;
+  /** Every message received so far. */
+  readonly received: Message[];
+  readonly child: ChildProcessWithoutNullStreams;
+  stderr(): string;
+}
+
+const running: ChildProcessWithoutNullStreams[] = [];
+afterEach(async () => {
+  for (const child of running.splice(0)) {
+    if (child.exitCode === null) {
+      child.stdin.end();
+      await once(child, 'exit');
+    }
+  }
+});
+
+function startRaw(): RawServer {
+  const dir = tempDir();
+  writeFileSync(`${dir}/config.json`, '{}');
+  const child = spawn(process.execPath, [AGENTBUS_BIN, 'mcp'], { env: serverEnv(dir), stdio: ['pipe', 'pipe', 'pipe'] });
+  running.push(child);
+  const received: Message[] = [];
+  let buffer = '';
+  let stderr = '';
+  const waiters: (() => void)[] = [];
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    buffer += d;
+    let nl;
+    while ((nl = buffer.indexOf('\n')) >= 0) {
+      received.push(JSON.parse(buffer.slice(0, nl)) as Message);
+      buffer = buffer.slice(nl + 1);
+    }
+    for (const wake of waiters.splice(0)) wake();
+  });
+  return {
+    child,
+    received,
+    stderr: () => stderr,
+    send: (message) => child.stdin.write(typeof message === 'string' ? message : `${JSON.stringify(message)}\n`),
+    async next(match) {
+      const deadline = Date.now() + 20_000;
+      for (;;) {
+        const found = received.find(match);
+        if (found !== undefined) return found;
+        if (Date.now() > deadline) throw new Error(`no matching message; got ${JSON.stringify(received)}; stderr ${stderr}`);
+        await new Promise<void>((resolve) => {
+          waiters.push(resolve);
+          setTimeout(resolve, 200);
+        });
+      }
+    },
+  };
+}
+
+const initialize = (id: number, protocolVersion: unknown) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'initialize',
+  params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+});
+
+describe('the JSON-RPC layer of agentbus mcp', () => {
+  it('lists the protocol revisions of the MCP SDK it is tested with', () => {
+    expect(SUPPORTED_PROTOCOL_VERSIONS).toEqual(SDK_VERSIONS);
+    expect(LATEST_PROTOCOL_VERSION).toBe(SDK_LATEST);
+  });
+
+  it('answers initialize with the revision asked for when it knows it, else the newest', async () => {
+    const server = startRaw();
+    server.send(initialize(1, '2025-06-18'));
+    server.send(initialize(2, '1999-01-01'));
+    const known = await server.next((m) => m.id === 1);
+    const unknown = await server.next((m) => m.id === 2);
+    expect(known.result).toMatchObject({ protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'agentbus' } });
+    expect(typeof known.result.instructions).toBe('string');
+    expect(unknown.result.protocolVersion).toBe(LATEST_PROTOCOL_VERSION);
+  });
+
+  it('answers ping, and string ids as well as numbers', async () => {
+    const server = startRaw();
+    server.send({ jsonrpc: '2.0', id: 'p-1', method: 'ping' });
+    expect((await server.next((m) => m.id === 'p-1')).result).toEqual({});
+  });
+
+  it('answers bad requests with JSON-RPC errors naming the problem, and stays up', async () => {
+    const server = startRaw();
+    server.send(initialize(1, 42));
+    server.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { arguments: {} } });
+    server.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'register', arguments: [1] } });
+    server.send({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: [1, 2] });
+    server.send({ jsonrpc: '2.0', id: 5, method: 'resources/list' });
+    server.send('{"jsonrpc": "2.0", "id": 6, "method": \n');
+    server.send({ jsonrpc: '1.0', id: 7, method: 'ping' });
+    server.send({ jsonrpc: '2.0', id: 8, method: 'ping' });
+    expect((await server.next((m) => m.id === 1)).error).toMatchObject({ code: -32602, message: expect.stringContaining('protocolVersion') });
+    expect((await server.next((m) => m.id === 2)).error).toMatchObject({ code: -32602, message: expect.stringContaining('params.name') });
+    expect((await server.next((m) => m.id === 3)).error).toMatchObject({ code: -32602, message: expect.stringContaining('params.arguments') });
+    expect((await server.next((m) => m.id === 4)).error).toMatchObject({ code: -32600 });
+    expect((await server.next((m) => m.id === 5)).error).toMatchObject({ code: -32601, message: expect.stringContaining('resources/list') });
+    await server.next((m) => m.id === 8);
+    // The broken line and the wrong jsonrpc version are dropped, never answered with anything but JSON-RPC.
+    expect(server.received.filter((m) => m.id === 6 || m.id === 7)).toEqual([]);
+    expect(server.stderr()).toBe('');
+  });
+
+  it('sends no response to a cancelled request, and keeps answering the rest', async () => {
+    const server = startRaw();
+    server.send(initialize(1, '2025-06-18'));
+    server.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'register', arguments: { name: 'Ann' } } });
+    server.send({ jsonrpc: '2.0', id: 20, method: 'tools/call', params: { name: 'create_channel', arguments: { as: 'Ann', name: 'c', kind: 'ordinary' } } });
+    server.send({ jsonrpc: '2.0', id: 21, method: 'tools/call', params: { name: 'subscribe', arguments: { as: 'Ann', channel: 'c' } } });
+    expect((await server.next((m) => m.id === 21)).result.isError).toBeUndefined();
+    server.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'receive', arguments: { as: 'Ann', wait_seconds: 30 }, _meta: { progressToken: 'w' } } });
+    // Progress shows the wait has started; then cancel it.
+    await server.next((m) => m.method === 'notifications/progress' && m.params?.progressToken === 'w');
+    server.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 3, reason: 'test' } });
+    server.send({ jsonrpc: '2.0', id: 4, method: 'ping' });
+    await server.next((m) => m.id === 4);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(server.received.filter((m) => m.id === 3)).toEqual([]);
+  });
+});
