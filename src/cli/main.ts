@@ -1,35 +1,42 @@
 /**
- * The `agentbus` command line: sade commands, each in its own module. Errors
- * become one line on stderr and an exit code scripts can rely on.
+ * The `agentbus` command line: sade commands, each in its own module, loaded
+ * only when that command runs (a hook command such as `identity` must start
+ * about as fast as a bare node). Errors become one line on stderr and an exit
+ * code scripts can rely on.
  */
 import { homedir } from 'node:os';
 import sade from 'sade';
-import { ConfigError } from '../config.js';
-import { DbError } from '../db/db-error.js';
 import { systemClock } from '../clock.js';
-import { packageVersion } from '../package-version.js';
+import { closestName } from '../did-you-mean.js';
 import { CliError, EXIT_CODES } from './cli-error.js';
 import type { CliIo } from './cli-io.js';
-import { backupCommand } from './backup-command.js';
-import { convertCommand } from './convert-command.js';
-import { doctorCommand } from './doctor-command.js';
-import { identityCommand } from './identity-command.js';
-import { mcpCommand } from './mcp-command.js';
-import { resetCommand } from './reset-command.js';
-import { statusCommand } from './status-command.js';
 
-type Action = (io: CliIo, args: readonly string[], flags: Record<string, unknown>) => Promise<number | void>;
+type Action = (io: CliIo, args: readonly string[], flags: Record<string, unknown>) => Promise<number | void> | number | void;
+
+interface OptionSpec {
+  /** As sade takes it: `--name` or `-n, --name`. */
+  readonly flag: string;
+  readonly description: string;
+  /** A flag without a value (`--json`); the others take exactly one value. */
+  readonly boolean?: true;
+  /** For a value flag: what the value is, for the error when it is missing (e.g. "a path"). */
+  readonly value?: string;
+}
 
 interface CommandSpec {
   readonly usage: string;
   readonly describe: string;
-  /** Flag, description, and for a boolean flag `false` (so `--force path` keeps `path` positional). */
-  readonly options: readonly (readonly [flag: string, description: string, boolean?: false])[];
-  readonly examples?: readonly string[];
-  readonly action: Action;
+  readonly options: readonly OptionSpec[];
+  readonly examples: readonly string[];
+  /** Imports the command's module: nothing a command does not use is loaded. */
+  readonly load: () => Promise<Action>;
 }
 
-const COMMON_OPTIONS = [['--config', 'Path of the config file (default ~/.config/agentbus/config.json, or AGENTBUS_CONFIG)']] as const;
+const CONFIG_OPTION: OptionSpec = {
+  flag: '--config',
+  description: 'Path of the config file (default ~/.config/agentbus/config.json, or AGENTBUS_CONFIG)',
+  value: 'a path, e.g. --config ~/.config/agentbus/config.json',
+};
 
 /** Appended to every command's description: the exit codes scripts may rely on. */
 const EXIT_TEXT = 'Exit codes: 0 done, 1 failed, 2 usage error, 3 refused (nothing changed).';
@@ -38,57 +45,118 @@ const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   mcp: {
     usage: 'mcp',
     describe: `Run the MCP stdio server (what a harness spawns). stdout carries JSON-RPC only. ${EXIT_TEXT}`,
-    options: COMMON_OPTIONS,
+    options: [CONFIG_OPTION],
     examples: ['mcp', 'mcp --config ~/.config/agentbus/config.json'],
-    action: (io, _args, flags) => mcpCommand(io, flags),
+    load: async () => {
+      const { mcpCommand } = await import('./mcp-command.js');
+      return (io, _args, flags) => mcpCommand(io, flags);
+    },
   },
   status: {
     usage: 'status',
     describe: `Show live sessions, channels, usage against the budget, the current notice, the embedding backlog, the config path, the data directory, the driver and lock protocol. Never creates the database. ${EXIT_TEXT}`,
-    options: [...COMMON_OPTIONS, ['--json', 'Print one JSON object instead of text', false]],
+    options: [CONFIG_OPTION, { flag: '--json', description: 'Print one JSON object instead of text', boolean: true }],
     examples: ['status', 'status --json', 'status --config ./agentbus.json'],
-    action: (io, _args, flags) => statusCommand(io, flags),
+    load: async () => {
+      const { statusCommand } = await import('./status-command.js');
+      return (io, _args, flags) => statusCommand(io, flags);
+    },
   },
   reset: {
     usage: 'reset',
     describe: `Wipe all bus data (channels, messages, memories, sessions) in one transaction, after warning about live sessions and asking for confirmation on a terminal. The file is kept; running agents recover by registering again. Without a terminal it refuses (exit 3) unless --yes is given. ${EXIT_TEXT}`,
-    options: [...COMMON_OPTIONS, ['-y, --yes', 'Do not ask: wipe (for scripts)', false]],
+    options: [CONFIG_OPTION, { flag: '-y, --yes', description: 'Do not ask: wipe (for scripts)', boolean: true }],
     examples: ['reset', 'reset --yes'],
-    action: (io, _args, flags) => resetCommand(io, flags),
+    load: async () => {
+      const { resetCommand } = await import('./reset-command.js');
+      return (io, _args, flags) => resetCommand(io, flags);
+    },
   },
   identity: {
     usage: 'identity',
-    describe: `Print the one-line registration prompt for this directory (for a SessionStart hook), from .local/agentbus.json. ${EXIT_TEXT}`,
-    options: [],
+    describe: `Print the one-line registration prompt for this directory (for a SessionStart hook), from .local/agentbus.json. Reads neither the config nor the database. ${EXIT_TEXT}`,
+    options: [CONFIG_OPTION],
     examples: ['identity'],
-    action: async (io) => identityCommand(io),
+    load: async () => {
+      const { identityCommand } = await import('./identity-command.js');
+      return (io) => identityCommand(io);
+    },
   },
   doctor: {
     usage: 'doctor',
     describe: `Check the config, data directory permissions, the database's lock protocol and integrity, and stale locks left by dead processes; offers to clear only those (--fix clears without asking). Exits 1 when a problem remains. ${EXIT_TEXT}`,
     options: [
-      ...COMMON_OPTIONS,
-      ['--json', 'Print one JSON object {ok, checks: [{name, status, message}]} instead of text', false],
-      ['--fix', 'Clear stale locks of dead processes without asking', false],
+      CONFIG_OPTION,
+      { flag: '--json', description: 'Print one JSON object {ok, checks: [{name, status, message}]} instead of text', boolean: true },
+      { flag: '--fix', description: 'Clear stale locks of dead processes without asking', boolean: true },
     ],
     examples: ['doctor', 'doctor --json', 'doctor --fix'],
-    action: (io, _args, flags) => doctorCommand(io, flags),
+    load: async () => {
+      const { doctorCommand } = await import('./doctor-command.js');
+      return (io, _args, flags) => doctorCommand(io, flags);
+    },
   },
   backup: {
     usage: 'backup [path]',
     describe: `Write a consistent copy of the database with VACUUM INTO, safe while agents run, and check its integrity before it appears at the path. Default path: <data directory>/backups/agentbus-<time>.db. Refuses an existing file (exit 3) unless --force. Restore by stopping agentbus and copying the file over agentbus.db. ${EXIT_TEXT}`,
-    options: [...COMMON_OPTIONS, ['-f, --force', 'Overwrite an existing file at the path', false]],
+    options: [CONFIG_OPTION, { flag: '-f, --force', description: 'Overwrite an existing file at the path', boolean: true }],
     examples: ['backup', 'backup ~/agentbus-before-upgrade.db', 'backup /tmp/bus.db --force'],
-    action: (io, args, flags) => backupCommand(io, args, flags),
+    load: async () => (await import('./backup-command.js')).backupCommand,
   },
   convert: {
     usage: 'convert',
     describe: `Convert the database to the other lock protocol: posix (native driver, node:sqlite) or portable (wasm driver). Refuses (exit 3) while any process has the database open; stop every agentbus process first. Checkpoints the WAL, rewrites the header with the target driver and verifies the file with it. ${EXIT_TEXT}`,
-    options: [...COMMON_OPTIONS, ['--to', 'The target lock protocol: portable or posix']],
+    options: [CONFIG_OPTION, { flag: '--to', description: 'The target lock protocol: portable or posix', value: 'portable or posix, e.g. --to portable' }],
     examples: ['convert --to portable', 'convert --to posix'],
-    action: (io, _args, flags) => convertCommand(io, flags),
+    load: async () => {
+      const { convertCommand } = await import('./convert-command.js');
+      return (io, _args, flags) => convertCommand(io, flags);
+    },
   },
 };
+
+const GLOBAL_FLAGS = new Set(['-h', '--help', '-v', '--version']);
+
+/** The long name of a flag spec: `-y, --yes` -> `yes`. */
+const longName = (flag: string): string => /--([\w-]+)/.exec(flag)?.[1] ?? flag;
+
+function usageError(message: string): CliError {
+  return new CliError('usage', message);
+}
+
+/** The command's name, or a usage error: no command, a flag before it, or an unknown name. */
+function commandOf(argv: readonly string[]): string | undefined {
+  const first = argv[0];
+  if (first === undefined) throw usageError('no command given; run `agentbus --help` for the commands');
+  if (first.startsWith('-')) {
+    if (GLOBAL_FLAGS.has(first)) return undefined;
+    throw usageError(`unknown option ${first} (the command comes first: agentbus <command> [options]); run \`agentbus --help\` for the commands`);
+  }
+  if (!(first in COMMANDS)) {
+    const near = closestName(first, Object.keys(COMMANDS));
+    const hint = near === undefined ? '' : ` (did you mean "${near}"?)`;
+    throw usageError(`unknown command "${first}"${hint}; run \`agentbus --help\` for the commands`);
+  }
+  return first;
+}
+
+/** Value flags must carry exactly one non-empty value; positional arguments must fit the usage. */
+function checkArguments(name: string, spec: CommandSpec, positional: readonly unknown[], flags: Record<string, unknown>): void {
+  for (const option of spec.options) {
+    if (option.boolean) continue;
+    const key = longName(option.flag);
+    const value = flags[key];
+    if (value === undefined) continue;
+    if (Array.isArray(value)) throw usageError(`--${key} was given ${value.length} times; give it once`);
+    if (typeof value !== 'string' || value === '') throw usageError(`--${key} needs a value: ${option.value ?? 'see agentbus ' + name + ' --help'}`);
+  }
+  const allowed = spec.usage.split(/\s+/).filter((word) => word.startsWith('[') || word.startsWith('<')).length;
+  const extra = [...positional.slice(allowed), ...((flags._ as unknown[] | undefined) ?? [])].filter((a) => a !== undefined);
+  if (extra.length > 0) {
+    const takes = allowed === 0 ? 'takes no arguments' : `takes at most ${allowed} argument${allowed === 1 ? '' : 's'} (${spec.usage})`;
+    throw usageError(`unexpected argument "${String(extra[0])}": agentbus ${name} ${takes}; run \`agentbus ${name} --help\``);
+  }
+}
 
 function writeError(io: CliIo, message: string): void {
   io.stderr.write(`agentbus: ${message}\n`);
@@ -96,56 +164,65 @@ function writeError(io: CliIo, message: string): void {
 
 /** Runs the CLI; resolves to the exit code. */
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
-  const prog = sade('agentbus').version(packageVersion());
-  const known = new Set<string>();
-  let chosen: { action: Action; args: unknown[] } | undefined;
-  for (const [name, spec] of Object.entries(COMMANDS)) {
-    known.add(name);
-    prog.command(spec.usage, spec.describe);
-    for (const [flag, description, boolean] of spec.options) prog.option(flag, description, boolean);
-    for (const example of spec.examples ?? []) prog.example(example);
-    prog.action((...args: unknown[]) => {
-      chosen = { action: spec.action, args };
-    });
-  }
-  const first = argv[0];
-  if (first !== undefined && !first.startsWith('-') && !known.has(first)) {
-    writeError(io, `unknown command "${first}"; run \`agentbus --help\` for the commands`);
-    return EXIT_CODES.usage;
-  }
-  // sade exits the process itself on an unknown flag; throwing from mri's hook keeps control here.
-  const unknownFlag = new Error('unknown flag');
-  let badFlag = '';
   try {
-    prog.parse(['node', 'agentbus', ...argv], {
-      unknown: (flag: string) => {
-        badFlag = flag;
-        throw unknownFlag;
-      },
-    } as never);
-  } catch (error) {
-    if (error !== unknownFlag) throw error;
-    const help = first === undefined || first.startsWith('-') ? 'agentbus --help' : `agentbus ${first} --help`;
-    writeError(io, `unknown option ${badFlag}; run \`${help}\` for the options`);
-    return EXIT_CODES.usage;
-  }
-  if (chosen === undefined) return 0; // --help or --version was printed
-  const { action, args } = chosen;
-  const flags = (args.at(-1) ?? {}) as Record<string, unknown>;
-  const positional = args.slice(0, -1).filter((a): a is string => typeof a === 'string');
-  try {
-    return (await action(io, positional, flags)) ?? 0;
+    return await run(argv, io);
   } catch (error) {
     if (error instanceof CliError) {
       writeError(io, error.message);
       return EXIT_CODES[error.code];
     }
+    // Loaded only on this path: a command that fails this way has loaded them already.
+    const [{ ConfigError }, { DbError }] = await Promise.all([import('../config.js'), import('../db/db-error.js')]);
     if (error instanceof ConfigError || error instanceof DbError) {
       writeError(io, error.message);
       return EXIT_CODES.failed;
     }
     throw error;
   }
+}
+
+async function run(argv: readonly string[], io: CliIo): Promise<number> {
+  const name = commandOf(argv);
+  const prog = sade('agentbus');
+  if (argv.includes('-v') || argv.includes('--version')) prog.version((await import('../package-version.js')).packageVersion());
+  const strings: string[] = [];
+  for (const [command, spec] of Object.entries(COMMANDS)) {
+    prog.command(spec.usage, spec.describe);
+    for (const option of spec.options) {
+      // A boolean flag gets the default false, so `--force path` keeps `path` positional.
+      prog.option(option.flag, option.description, option.boolean ? false : undefined);
+      if (!option.boolean && command === name) strings.push(longName(option.flag));
+    }
+    for (const example of spec.examples) prog.example(example);
+  }
+  // sade exits the process itself on an unknown flag; throwing from mri's hook keeps control here.
+  let badFlag: string | undefined;
+  const unknownFlag = new Error('unknown flag');
+  let parsed: { args: unknown[]; name: string } | undefined;
+  try {
+    parsed = prog.parse(['node', 'agentbus', ...argv], {
+      lazy: true,
+      string: strings,
+      unknown: (flag: string) => {
+        badFlag = flag;
+        throw unknownFlag;
+      },
+    } as never) as { args: unknown[]; name: string } | undefined;
+  } catch (error) {
+    if (error !== unknownFlag || badFlag === undefined) throw error;
+    const spec = name === undefined ? undefined : COMMANDS[name];
+    const known = (spec?.options ?? []).map((o) => `--${longName(o.flag)}`);
+    const near = closestName(badFlag.replace(/=.*$/, ''), known);
+    const help = name === undefined ? 'agentbus --help' : `agentbus ${name} --help`;
+    throw usageError(`unknown option ${badFlag}${near === undefined ? '' : ` (did you mean ${near}?)`}; run \`${help}\` for the options`);
+  }
+  if (parsed === undefined || name === undefined) return 0; // --help or --version was printed
+  const spec = COMMANDS[name] as CommandSpec;
+  const flags = (parsed.args.at(-1) ?? {}) as Record<string, unknown>;
+  const positional = parsed.args.slice(0, -1);
+  checkArguments(name, spec, positional, flags);
+  const action = await spec.load();
+  return (await action(io, positional.filter((a): a is string => typeof a === 'string'), flags)) ?? 0;
 }
 
 /** The process entry: real streams, environment and clock. */

@@ -81,7 +81,8 @@ export async function runMcp(options: McpProcessOptions): Promise<void> {
   });
   maintenance.start();
   const connection = server.serve(options.stdin, options.stdout);
-  options.stop?.addEventListener('abort', () => connection.close(), { once: true });
+  if (options.stop?.aborted) connection.close();
+  else options.stop?.addEventListener('abort', () => connection.close(), { once: true });
   await connection.closed;
   // Stop reading: after a stop signal the client may still hold the pipe open, which would keep the process alive.
   options.stdin.destroy();
