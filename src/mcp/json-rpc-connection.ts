@@ -53,6 +53,8 @@ export interface JsonRpcHandlers {
 }
 
 export interface JsonRpcConnection {
+  /** Resolves once the first message has been handled (a request answered, unless it awaits something), or on close. */
+  readonly firstMessage: Promise<void>;
   /** Resolves once the input has ended, errored or close() was called. */
   readonly closed: Promise<void>;
   /** Stops reading and aborts every request still running. Idempotent. */
@@ -75,6 +77,8 @@ export function serveJsonRpc(input: Readable, output: Writable, handlers: JsonRp
   let ended = false;
   let resolveClosed!: () => void;
   const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
+  let resolveFirst!: () => void;
+  const firstMessage = new Promise<void>((resolve) => (resolveFirst = resolve));
 
   const write = (message: object): void => {
     output.write(`${JSON.stringify(message)}\n`);
@@ -165,6 +169,7 @@ export function serveJsonRpc(input: Readable, output: Writable, handlers: JsonRp
         continue;
       }
       onMessage(message);
+      resolveFirst();
     }
     if (pending.length === 0) pending = undefined;
     else if (pending.length > MAX_LINE_BYTES) {
@@ -182,6 +187,7 @@ export function serveJsonRpc(input: Readable, output: Writable, handlers: JsonRp
     input.off('error', close);
     for (const controller of running.values()) controller.abort();
     running.clear();
+    resolveFirst();
     resolveClosed();
   };
 
@@ -190,5 +196,5 @@ export function serveJsonRpc(input: Readable, output: Writable, handlers: JsonRp
   input.once('close', close);
   input.once('error', close);
   output.on('error', (error: Error) => handlers.dropped?.(`writing to the client failed: ${error.message}`));
-  return { closed, close };
+  return { firstMessage, closed, close };
 }

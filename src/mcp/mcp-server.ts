@@ -7,6 +7,7 @@
 import type { Readable, Writable } from 'node:stream';
 import type { BusContext } from '../bus/bus-context.js';
 import { BusError } from '../bus/bus-error.js';
+import type { Logger } from '../log.js';
 import { SERVER_INSTRUCTIONS } from './instructions.js';
 import { inputJsonSchema, outputJsonSchema } from './json-schema.js';
 import { JSON_RPC_ERRORS, JsonRpcError, serveJsonRpc, type JsonRpcConnection, type RequestContext } from './json-rpc-connection.js';
@@ -15,7 +16,9 @@ import type { ToolCallExtra, ToolDefinition } from './tool-definition.js';
 import { errorResult, successResult, toBusError, type ToolResult } from './tool-result.js';
 
 export interface McpServerOptions {
-  readonly ctx: BusContext;
+  /** The bus, once the database is open: tool calls wait for it, initialize and tools/list do not. */
+  readonly context: Promise<BusContext>;
+  readonly log: Logger;
   readonly tools: readonly ToolDefinition[];
   readonly version: string;
 }
@@ -27,7 +30,7 @@ export interface McpServer {
 
 const invalidParams = (message: string): JsonRpcError => new JsonRpcError(JSON_RPC_ERRORS.invalidParams, message);
 
-export function createMcpServer({ ctx, tools, version }: McpServerOptions): McpServer {
+export function createMcpServer({ context, log, tools, version }: McpServerOptions): McpServer {
   const byName = new Map(tools.map((t) => [t.name, t]));
   // Built on the first tools/list, not before the initialize answer: a harness waits for that one.
   let listing: object[] | undefined;
@@ -79,12 +82,13 @@ export function createMcpServer({ ctx, tools, version }: McpServerOptions): McpS
       },
     };
     try {
+      const ctx = await context;
       const result = await tool.handler(ctx, args, extra);
       return successResult(result as Record<string, unknown>);
     } catch (thrown) {
       const { error, unexpected } = toBusError(thrown);
       if (unexpected) {
-        ctx.log.error('tool failed', { tool: tool.name, error: thrown instanceof Error ? `${thrown.name}: ${thrown.message}` : String(thrown) });
+        log.error('tool failed', { tool: tool.name, error: thrown instanceof Error ? `${thrown.name}: ${thrown.message}` : String(thrown) });
       }
       return errorResult(error);
     }
@@ -108,7 +112,7 @@ export function createMcpServer({ ctx, tools, version }: McpServerOptions): McpS
           }
         },
         dropped(reason) {
-          ctx.log.debug('mcp input dropped', { reason });
+          log.debug('mcp input dropped', { reason });
         },
       }),
   };

@@ -10,7 +10,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { BusContext } from '../bus/bus-context.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import { openDatabase, prepareDataDir } from '../db/open-database.js';
+import { openDatabase, prepareDataDir, type OpenedDatabase } from '../db/open-database.js';
 import { createFileLogger } from '../log.js';
 import { createMcpServer } from './mcp-server.js';
 import type { ToolDefinition } from './tool-definition.js';
@@ -37,12 +37,50 @@ export interface McpProcessOptions {
   readonly stop?: AbortSignal;
 }
 
-/** Serves until the client closes the input stream; resolves after shutdown. */
+/** How long the database open waits for the client's first message before it starts anyway. */
+const OPEN_AFTER_MS = 50;
+
+/**
+ * Serves until the client closes the input stream; resolves after shutdown.
+ * The server answers the client's first message (initialize) before the
+ * database opens: a harness waits for that answer and for tools/list, which
+ * need no database, while loading a driver and opening the file take longer
+ * (the wasm runtime most of all). Tool calls wait for the open. When the
+ * database cannot be opened the connection closes and the error is thrown,
+ * as before the change: the process prints it and exits 1.
+ */
 export async function runMcp(options: McpProcessOptions): Promise<void> {
   const { config } = options;
   const dataDir = prepareDataDir(config.data_directory);
   const log = createFileLogger(dataDir, config.log_level);
-  const { db, migrations } = await openDatabase({ dataDir, driver: config.driver, now: () => options.clock.now() });
+  const waiter = createChangeWaiter(dataDir);
+  let opened!: (ctx: BusContext) => void;
+  let failed!: (error: unknown) => void;
+  const context = new Promise<BusContext>((resolve, reject) => {
+    opened = resolve;
+    failed = reject;
+  });
+  context.catch(() => undefined); // calls still waiting are dropped with the connection
+  const server = createMcpServer({ context, log, tools: options.tools({ waiter }), version: options.version });
+  const connection = server.serve(options.stdin, options.stdout);
+  if (options.stop?.aborted) connection.close();
+  else options.stop?.addEventListener('abort', () => connection.close(), { once: true });
+
+  let wait: NodeJS.Timeout | undefined;
+  await Promise.race([connection.firstMessage, new Promise<void>((resolve) => (wait = setTimeout(resolve, OPEN_AFTER_MS)))]);
+  clearTimeout(wait);
+  let db: OpenedDatabase['db'];
+  let migrations: OpenedDatabase['migrations'];
+  try {
+    ({ db, migrations } = await openDatabase({ dataDir, driver: config.driver, now: () => options.clock.now() }));
+  } catch (error) {
+    failed(error);
+    connection.close();
+    options.stdin.destroy();
+    waiter.close();
+    await log.close();
+    throw error;
+  }
   log.info('mcp start', {
     pid: process.pid,
     driver: db.capabilities.name,
@@ -59,8 +97,6 @@ export async function runMcp(options: McpProcessOptions): Promise<void> {
     defaultContext: basename(options.cwd) || 'unknown',
     rateLimiter: new RateLimiter(config),
   };
-  const waiter = createChangeWaiter(dataDir);
-  const server = createMcpServer({ ctx, tools: options.tools({ waiter }), version: options.version });
   // The heartbeat keeps this process's names live; a failure (busy, reset) is
   // retried on the next beat, and a lost name surfaces as not_registered.
   const beat = setInterval(() => {
@@ -80,9 +116,7 @@ export async function runMcp(options: McpProcessOptions): Promise<void> {
     steps: { embeddingPass: embeddingPassStep(ctx) },
   });
   maintenance.start();
-  const connection = server.serve(options.stdin, options.stdout);
-  if (options.stop?.aborted) connection.close();
-  else options.stop?.addEventListener('abort', () => connection.close(), { once: true });
+  opened(ctx);
   await connection.closed;
   // Stop reading: after a stop signal the client may still hold the pipe open, which would keep the process alive.
   options.stdin.destroy();

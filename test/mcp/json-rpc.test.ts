@@ -36,8 +36,7 @@ afterEach(async () => {
   }
 });
 
-function startRaw(): RawServer {
-  const dir = tempDir();
+function startRaw(dir = tempDir()): RawServer {
   writeFileSync(`${dir}/config.json`, '{}');
   const child = spawn(process.execPath, [AGENTBUS_BIN, 'mcp'], { env: serverEnv(dir), stdio: ['pipe', 'pipe', 'pipe'] });
   running.push(child);
@@ -141,5 +140,22 @@ describe('the JSON-RPC layer of agentbus mcp', () => {
     await server.next((m) => m.id === 4);
     await new Promise((r) => setTimeout(r, 300));
     expect(server.received.filter((m) => m.id === 3)).toEqual([]);
+  });
+
+  it('answers initialize and tools/list before the database opens; one it cannot open ends the process with the reason, exit 1', async () => {
+    const dir = tempDir();
+    writeFileSync(`${dir}/agentbus.db`, Buffer.alloc(8192, 'not a database '));
+    const server = startRaw(dir);
+    server.send(initialize(1, '2025-06-18'));
+    server.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+    server.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'register', arguments: { name: 'Ann' } } });
+    const [code] = (await once(server.child, 'exit')) as [number | null];
+    expect(code).toBe(1);
+    expect(server.received.find((m) => m.id === 1)?.result?.serverInfo).toMatchObject({ name: 'agentbus' });
+    expect(server.received.find((m) => m.id === 2)?.result?.tools?.length).toBeGreaterThan(0);
+    // The call that waited for the database gets no answer: the connection closed with the failure.
+    expect(server.received.filter((m) => m.id === 3)).toEqual([]);
+    expect(server.stderr().trim().split('\n')).toHaveLength(1);
+    expect(server.stderr()).toContain(`${dir}/agentbus.db`);
   });
 });
