@@ -2,13 +2,15 @@
 // The test command (`npm test`): the whole suite once per driver under Node 22,
 // and the wasm driver again under the machine's own Node when that is older
 // (Node 20 has no node:sqlite; wasm is the driver it runs). Prints per-run
-// totals and a closing "N passed, N failed" line.
+// totals and a closing "N passed, N failed" line. The package is packed and
+// installed from its tarball once, before the runs (test/package/ tests it).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { packAndInstall } from './pack-install.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
@@ -36,6 +38,10 @@ if (nodeMajor(systemNode) < 22 && DRIVERS.includes('wasm')) runs.push({ node: sy
 const extra = process.argv.slice(2);
 const vitest = join(dirname(require.resolve('vitest/package.json')), 'vitest.mjs');
 const out = mkdtempSync(join(tmpdir(), 'agentbus-results-'));
+// Installed with the machine's own npm and Node: what a user of that Node gets.
+const packed = packAndInstall(join(out, 'package'), { node: systemNode });
+const packedFile = join(out, 'packed-install.json');
+writeFileSync(packedFile, JSON.stringify(packed));
 const totals = [];
 let failedRuns = 0;
 
@@ -50,7 +56,7 @@ for (const { node, drivers } of runs) {
       {
         cwd: root,
         stdio: 'inherit',
-        env: { ...process.env, AGENTBUS_TEST_DRIVERS: driver, AGENTBUS_TEST_BUILT: '1', FORCE_COLOR: process.env.FORCE_COLOR ?? '0' },
+        env: { ...process.env, AGENTBUS_TEST_DRIVERS: driver, AGENTBUS_TEST_BUILT: '1', AGENTBUS_TEST_PACKAGE: packedFile, FORCE_COLOR: process.env.FORCE_COLOR ?? '0' },
       },
     );
     let passed = 0;

@@ -10,8 +10,7 @@ import { systemClock } from '../clock.js';
 import { closestName } from '../did-you-mean.js';
 import { CliError, EXIT_CODES } from './cli-error.js';
 import type { CliIo } from './cli-io.js';
-
-type Action = (io: CliIo, args: readonly string[], flags: Record<string, unknown>) => Promise<number | void> | number | void;
+import type { CommandRun } from './command-run.js';
 
 interface OptionSpec {
   /** As sade takes it: `--name` or `-n, --name`. */
@@ -28,8 +27,8 @@ interface CommandSpec {
   readonly describe: string;
   readonly options: readonly OptionSpec[];
   readonly examples: readonly string[];
-  /** Imports the command's module: nothing a command does not use is loaded. */
-  readonly load: () => Promise<Action>;
+  /** Imports the command's entry: nothing a command does not use is loaded. */
+  readonly load: () => Promise<CommandRun>;
 }
 
 const CONFIG_OPTION: OptionSpec = {
@@ -47,40 +46,28 @@ const COMMANDS: Readonly<Record<string, CommandSpec>> = {
     describe: `Run the MCP stdio server (what a harness spawns). stdout carries JSON-RPC only. ${EXIT_TEXT}`,
     options: [CONFIG_OPTION],
     examples: ['mcp', 'mcp --config ~/.config/agentbus/config.json'],
-    load: async () => {
-      const { mcpCommand } = await import('./mcp-command.js');
-      return (io, _args, flags) => mcpCommand(io, flags);
-    },
+    load: async () => (await import('./entries/mcp.js')).run,
   },
   status: {
     usage: 'status',
     describe: `Show live sessions, channels, usage against the budget, the current notice, the embedding backlog, the config path, the data directory, the driver and lock protocol. Never creates the database. ${EXIT_TEXT}`,
     options: [CONFIG_OPTION, { flag: '--json', description: 'Print one JSON object instead of text', boolean: true }],
     examples: ['status', 'status --json', 'status --config ./agentbus.json'],
-    load: async () => {
-      const { statusCommand } = await import('./status-command.js');
-      return (io, _args, flags) => statusCommand(io, flags);
-    },
+    load: async () => (await import('./entries/status.js')).run,
   },
   reset: {
     usage: 'reset',
     describe: `Wipe all bus data (channels, messages, memories, sessions) in one transaction, after warning about live sessions and asking for confirmation on a terminal. The file is kept; running agents recover by registering again. Without a terminal it refuses (exit 3) unless --yes is given. ${EXIT_TEXT}`,
     options: [CONFIG_OPTION, { flag: '-y, --yes', description: 'Do not ask: wipe (for scripts)', boolean: true }],
     examples: ['reset', 'reset --yes'],
-    load: async () => {
-      const { resetCommand } = await import('./reset-command.js');
-      return (io, _args, flags) => resetCommand(io, flags);
-    },
+    load: async () => (await import('./entries/reset.js')).run,
   },
   identity: {
     usage: 'identity',
     describe: `Print the one-line registration prompt for this directory (for a SessionStart hook), from .local/agentbus.json. Reads neither the config nor the database. ${EXIT_TEXT}`,
     options: [CONFIG_OPTION],
     examples: ['identity'],
-    load: async () => {
-      const { identityCommand } = await import('./identity-command.js');
-      return (io) => identityCommand(io);
-    },
+    load: async () => (await import('./entries/identity.js')).run,
   },
   doctor: {
     usage: 'doctor',
@@ -91,27 +78,21 @@ const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       { flag: '--fix', description: 'Clear stale locks of dead processes without asking', boolean: true },
     ],
     examples: ['doctor', 'doctor --json', 'doctor --fix'],
-    load: async () => {
-      const { doctorCommand } = await import('./doctor-command.js');
-      return (io, _args, flags) => doctorCommand(io, flags);
-    },
+    load: async () => (await import('./entries/doctor.js')).run,
   },
   backup: {
     usage: 'backup [path]',
     describe: `Write a consistent copy of the database with VACUUM INTO, safe while agents run, and check its integrity before it appears at the path. Default path: <data directory>/backups/agentbus-<time>.db. Refuses an existing file (exit 3) unless --force. Restore by stopping agentbus and copying the file over agentbus.db. ${EXIT_TEXT}`,
     options: [CONFIG_OPTION, { flag: '-f, --force', description: 'Overwrite an existing file at the path', boolean: true }],
     examples: ['backup', 'backup ~/agentbus-before-upgrade.db', 'backup /tmp/bus.db --force'],
-    load: async () => (await import('./backup-command.js')).backupCommand,
+    load: async () => (await import('./entries/backup.js')).run,
   },
   convert: {
     usage: 'convert',
     describe: `Convert the database to the other lock protocol: posix (native driver, node:sqlite) or portable (wasm driver). Refuses (exit 3) while any process has the database open; stop every agentbus process first. Checkpoints the WAL, rewrites the header with the target driver and verifies the file with it. ${EXIT_TEXT}`,
     options: [CONFIG_OPTION, { flag: '--to', description: 'The target lock protocol: portable or posix', value: 'portable or posix, e.g. --to portable' }],
     examples: ['convert --to portable', 'convert --to posix'],
-    load: async () => {
-      const { convertCommand } = await import('./convert-command.js');
-      return (io, _args, flags) => convertCommand(io, flags);
-    },
+    load: async () => (await import('./entries/convert.js')).run,
   },
 };
 
@@ -167,17 +148,10 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   try {
     return await run(argv, io);
   } catch (error) {
-    if (error instanceof CliError) {
-      writeError(io, error.message);
-      return EXIT_CODES[error.code];
-    }
-    // Loaded only on this path: a command that fails this way has loaded them already.
-    const [{ ConfigError }, { DbError }] = await Promise.all([import('../config.js'), import('../db/db-error.js')]);
-    if (error instanceof ConfigError || error instanceof DbError) {
-      writeError(io, error.message);
-      return EXIT_CODES.failed;
-    }
-    throw error;
+    // Usage errors; a command's own failures are mapped by its entry (command-run.ts).
+    if (!(error instanceof CliError)) throw error;
+    writeError(io, error.message);
+    return EXIT_CODES[error.code];
   }
 }
 
@@ -221,8 +195,8 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const flags = (parsed.args.at(-1) ?? {}) as Record<string, unknown>;
   const positional = parsed.args.slice(0, -1);
   checkArguments(name, spec, positional, flags);
-  const action = await spec.load();
-  return (await action(io, positional.filter((a): a is string => typeof a === 'string'), flags)) ?? 0;
+  const command = await spec.load();
+  return command(io, positional.filter((a): a is string => typeof a === 'string'), flags);
 }
 
 /** The process entry: real streams, environment and clock. */

@@ -37,11 +37,13 @@ export interface RunCliOptions {
   /** Written to stdin, which is then closed. */
   readonly input?: string;
   readonly cwd?: string;
+  /** The agentbus executable to run (default: this checkout's bin/agentbus.js), e.g. an installed package's. */
+  readonly bin?: string;
 }
 
 /** Runs the CLI to completion. */
 export async function runCli(dataDir: string, args: readonly string[], options: RunCliOptions = {}): Promise<CliRun> {
-  const child = spawn(process.execPath, [AGENTBUS_BIN, ...args], {
+  const child = spawn(process.execPath, [options.bin ?? AGENTBUS_BIN, ...args], {
     env: {
       PATH: process.env.PATH ?? '',
       HOME: dataDir,

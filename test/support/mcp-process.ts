@@ -36,16 +36,18 @@ export interface StartMcpOptions {
   readonly config?: Record<string, unknown>;
   readonly env?: Record<string, string>;
   readonly cwd?: string;
+  /** The agentbus executable to run (default: this checkout's bin/agentbus.js), e.g. an installed package's. */
+  readonly bin?: string;
 }
 
 /** Spawns `agentbus mcp` and connects a client (initialize done, tools listed so outputs are validated). */
 export async function startMcp(dataDir: string, options: StartMcpOptions = {}): Promise<McpProcess> {
   mkdirSync(dataDir, { recursive: true });
   writeFileSync(`${dataDir}/config.json`, JSON.stringify(options.config ?? {}));
-  const { cwd, env: extraEnv = {} } = options;
+  const { cwd, env: extraEnv = {}, bin = AGENTBUS_BIN } = options;
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [AGENTBUS_BIN, 'mcp'],
+    args: [bin, 'mcp'],
     env: serverEnv(dataDir, extraEnv),
     stderr: 'pipe',
     ...(cwd === undefined ? {} : { cwd }),

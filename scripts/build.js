@@ -1,0 +1,115 @@
+#!/usr/bin/env node
+// The build (`npm run build`; `npm ci` and `npm pack` run it too):
+// 1. tsc: type-checks and compiles src/ and drivers/ to dist/ (the test suite's
+//    child processes import modules from there);
+// 2. esbuild: bundles what runs into dist/bundle/, the code bin/agentbus.js starts
+//    and the package ships: agentbus.js (argument parsing, help, usage errors),
+//    one self-contained file per command (src/cli/entries/), which agentbus.js
+//    imports only when that command runs, and sqlite-wasm.js (the SQLite wasm
+//    runtime, with sqlite3.wasm beside it), which only the wasm driver imports.
+//    A process loads three or four files, not dozens: each module file costs a
+//    resolution (realpath of every path component) and a compile. Dependencies
+//    are inlined; no source maps (they would point at sources not shipped);
+// 3. dist/bundle/THIRD-PARTY-NOTICES.txt: the licence of every package inlined.
+//   node scripts/build.js [--skip-tsc]
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const require = createRequire(import.meta.url);
+const out = join(root, 'dist', 'bundle');
+
+if (!process.argv.includes('--skip-tsc')) {
+  execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', join(root, 'tsconfig.json')], { stdio: 'inherit' });
+}
+
+const esbuild = await import('esbuild');
+rmSync(out, { recursive: true, force: true });
+const commands = readdirSync(join(root, 'src', 'cli', 'entries')).filter((f) => f.endsWith('.ts')).map((f) => f.slice(0, -3));
+const sqliteDir = dirname(require.resolve('@sqlite.org/sqlite-wasm/package.json'));
+
+/** main.ts's imports of command entries and the wasm driver's import of the runtime stay imports of sibling files. */
+const siblings = {
+  name: 'agentbus-siblings',
+  setup(build) {
+    build.onResolve({ filter: /^\.\/entries\/[a-z-]+\.js$/ }, (args) =>
+      args.importer.endsWith(join('src', 'cli', 'main.ts')) ? { path: `./${args.path.slice('./entries/'.length)}`, external: true } : undefined,
+    );
+    build.onResolve({ filter: /^@sqlite\.org\/sqlite-wasm$/ }, () => ({ path: './sqlite-wasm.js', external: true }));
+  },
+};
+
+const result = await esbuild.build({
+  absWorkingDir: root,
+  entryPoints: {
+    agentbus: 'src/cli/main.ts',
+    ...Object.fromEntries(commands.map((c) => [c, `src/cli/entries/${c}.ts`])),
+    'sqlite-wasm': join(sqliteDir, 'dist', 'node.mjs'),
+  },
+  outdir: out,
+  bundle: true,
+  splitting: false,
+  format: 'esm',
+  platform: 'node',
+  // ESM builds of dependencies first (mri ships both; the CommonJS one needs a wrapper).
+  mainFields: ['module', 'main'],
+  // The oldest Node the package supports (engines).
+  target: 'node20',
+  // Readable stack traces and log lines: whitespace and syntax only, names kept.
+  minifyWhitespace: true,
+  minifySyntax: true,
+  legalComments: 'none', // the notices file carries them
+  sourcemap: false,
+  metafile: true,
+  logLevel: 'warning',
+  plugins: [siblings],
+});
+for (const command of commands) {
+  if (!existsSync(join(out, `${command}.js`))) throw new Error(`build: no bundle for the command entry ${command}`);
+}
+// The runtime fetches its binary relative to its own module (import.meta.url).
+copyFileSync(join(sqliteDir, 'dist', 'sqlite3.wasm'), join(out, 'sqlite3.wasm'));
+
+/** The packages inlined into the bundle, from esbuild's record of its inputs. */
+function bundledPackages() {
+  const dirs = new Set();
+  for (const output of Object.values(result.metafile.outputs)) {
+    for (const input of Object.keys(output.inputs)) {
+      const m = /^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(input);
+      if (m) dirs.add(join(root, m[1]));
+    }
+  }
+  return [...dirs].sort();
+}
+
+const LICENCE_FILE = /^(licen[cs]e|copying|notice)(\.(md|txt))?$/i;
+
+function notice(dir) {
+  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+  const files = readdirSync(dir).filter((f) => LICENCE_FILE.test(f)).sort();
+  let text = files.map((f) => readFileSync(join(dir, f), 'utf8').trim()).join('\n\n');
+  if (text === '') {
+    const standard = join(root, 'scripts', 'licenses', `${pkg.license}.txt`);
+    if (!existsSync(standard)) throw new Error(`build: ${pkg.name} ships no licence file and scripts/licenses/${pkg.license}.txt is missing`);
+    text = `(${pkg.name} ships no licence file; its package.json says ${pkg.license}, whose text follows.)\n\n${readFileSync(standard, 'utf8').trim()}`;
+  }
+  const extra =
+    pkg.name === '@sqlite.org/sqlite-wasm'
+      ? '\n\nSQLite itself, which this package compiles to WebAssembly (sqlite3.wasm), is in the public domain: https://sqlite.org/copyright.html'
+      : '';
+  return `${pkg.name} ${pkg.version} (${pkg.license})${pkg.homepage ? `\n${pkg.homepage}` : ''}\n\n${text}${extra}`;
+}
+
+const packages = bundledPackages();
+const rule = `\n\n${'-'.repeat(78)}\n\n`;
+writeFileSync(
+  join(out, 'THIRD-PARTY-NOTICES.txt'),
+  `agentbus-mcp inlines the following packages in dist/bundle/ (and ships sqlite3.wasm from\n@sqlite.org/sqlite-wasm). Their licences:${rule}${packages.map(notice).join(rule)}\n`,
+);
+const size = Object.entries(result.metafile.outputs).reduce((n, [, o]) => n + o.bytes, 0);
+console.log(
+  `build: ${relative(root, out)}/: ${Object.keys(result.metafile.outputs).length} files, ${(size / 1024).toFixed(0)} KiB of JavaScript; inlined ${packages.map((d) => relative(join(root, 'node_modules'), d)).join(', ')}`,
+);
