@@ -42,6 +42,35 @@ const siblings = {
   },
 };
 
+/**
+ * Built-in modules a process may never need, or needs only after the first answer: loading
+ * child_process and zlib costs about 2.5 MiB of RSS (rotating-file-stream imports them for
+ * compression, which agentbus does not configure; the inspection hook spawns only when one is
+ * set), and crypto is first needed when the database opens. Their imports become functions
+ * that load the module on first call. Only the names listed can be imported from them: another
+ * one fails the build ("No matching export"), and then belongs here.
+ */
+const LAZY_BUILTINS = {
+  child_process: ['exec', 'spawn'],
+  zlib: ['createGzip'],
+  crypto: ['createHash', 'randomBytes', 'randomFillSync', 'randomUUID'],
+};
+const lazyBuiltins = {
+  name: 'agentbus-lazy-builtins',
+  setup(build) {
+    build.onResolve({ filter: /^(node:)?(child_process|zlib|crypto)$/ }, (args) => ({ path: args.path.replace(/^node:/, ''), namespace: 'lazy-builtin' }));
+    build.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => ({
+      loader: 'js',
+      contents: [
+        "import { createRequire } from 'node:module';",
+        'let loaded;',
+        `const load = () => (loaded ??= createRequire(import.meta.url)('node:${args.path}'));`,
+        ...LAZY_BUILTINS[args.path].map((name) => `export function ${name}(...args) { return load().${name}(...args); }`),
+      ].join('\n'),
+    }));
+  },
+};
+
 const result = await esbuild.build({
   absWorkingDir: root,
   entryPoints: {
@@ -65,7 +94,7 @@ const result = await esbuild.build({
   sourcemap: false,
   metafile: true,
   logLevel: 'warning',
-  plugins: [siblings],
+  plugins: [siblings, lazyBuiltins],
 });
 for (const command of commands) {
   if (!existsSync(join(out, `${command}.js`))) throw new Error(`build: no bundle for the command entry ${command}`);

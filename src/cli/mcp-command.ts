@@ -2,7 +2,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../config.js';
-import { allTools } from '../mcp/tools/all-tools.js';
 import { runMcp } from '../mcp/run-mcp.js';
 import { packageRoot } from '../package-root.js';
 import { packageVersion } from '../package-version.js';
@@ -36,7 +35,8 @@ export async function mcpCommand(io: CliIo, flags: Record<string, unknown>): Pro
       config,
       clock: io.clock,
       cwd: io.cwd,
-      tools: allTools,
+      // Imported only once the first answer is out (run-mcp.ts): the tools pull in the whole bus.
+      tools: async (services) => (await import('../mcp/tools/all-tools.js')).allTools(services),
       version: packageVersion(),
       stop: stop.signal,
     });

@@ -1,10 +1,13 @@
 /**
  * JSON-RPC 2.0 as MCP's stdio transport carries it: one JSON message per line
- * on a pair of streams. Requests go to one handler with an AbortSignal that a
- * client's `notifications/cancelled` (or the end of the input) aborts; a
- * cancelled request gets no response, as MCP specifies. Lines that are not a
- * JSON-RPC message are dropped, never answered on stdout with anything but
- * JSON-RPC.
+ * on a pair of streams. Requests go to one handler with an AbortSignal. A
+ * client's `notifications/cancelled` aborts it and the request gets no
+ * response, as MCP specifies. The end of the input also aborts the signals of
+ * requests still running (a long wait ends now), but every request already
+ * read is still answered before the connection counts as closed: a client that
+ * writes its requests and closes its end still gets its answers. close()
+ * drops everything at once. Lines that are not a JSON-RPC message are
+ * dropped, never answered on stdout with anything but JSON-RPC.
  *
  * agentbus speaks this itself instead of through @modelcontextprotocol/sdk's
  * Server: every runtime entry of the SDK evaluates its whole zod schema module
@@ -55,9 +58,9 @@ export interface JsonRpcHandlers {
 export interface JsonRpcConnection {
   /** Resolves once the first message has been handled (a request answered, unless it awaits something), or on close. */
   readonly firstMessage: Promise<void>;
-  /** Resolves once the input has ended, errored or close() was called. */
+  /** Resolves once the input has ended and every request read was answered, or close() was called. */
   readonly closed: Promise<void>;
-  /** Stops reading and aborts every request still running. Idempotent. */
+  /** Stops reading and aborts every request still running, unanswered. Idempotent. */
   close(): void;
 }
 
@@ -73,6 +76,9 @@ const isRequestId = (value: unknown): value is RequestId =>
 /** Starts reading `input` at once; messages already waiting in the pipe are handled in order. */
 export function serveJsonRpc(input: Readable, output: Writable, handlers: JsonRpcHandlers): JsonRpcConnection {
   const running = new Map<RequestId, AbortController>();
+  /** The abort reason when the input ended: the request is still answered. */
+  const inputEnded = new Error('the client closed its input');
+  let draining = false;
   let pending: Buffer | undefined;
   let ended = false;
   let resolveClosed!: () => void;
@@ -101,12 +107,13 @@ export function serveJsonRpc(input: Readable, output: Writable, handlers: JsonRp
       id,
       signal: controller.signal,
       notify: (notifyMethod, notifyParams) => {
-        if (!controller.signal.aborted) write({ jsonrpc: '2.0', method: notifyMethod, params: notifyParams });
+        if (!controller.signal.aborted && !ended) write({ jsonrpc: '2.0', method: notifyMethod, params: notifyParams });
       },
     };
     const finish = (outcome: { result: unknown } | { error: Error }): void => {
       if (running.get(id) === controller) running.delete(id);
-      if (!controller.signal.aborted) respond(id, outcome);
+      if (!controller.signal.aborted || controller.signal.reason === inputEnded) respond(id, outcome);
+      if (draining && running.size === 0) close();
     };
     try {
       const result = handlers.request(method, params, context);
@@ -178,23 +185,37 @@ export function serveJsonRpc(input: Readable, output: Writable, handlers: JsonRp
     }
   };
 
+  const detach = (): void => {
+    input.off('data', onData);
+    input.off('end', drain);
+    input.off('close', drain);
+    input.off('error', drain);
+  };
+
   const close = (): void => {
     if (ended) return;
     ended = true;
-    input.off('data', onData);
-    input.off('end', close);
-    input.off('close', close);
-    input.off('error', close);
+    detach();
     for (const controller of running.values()) controller.abort();
     running.clear();
     resolveFirst();
     resolveClosed();
   };
 
+  /** The input ended: nothing more is read; what was read is answered, then the connection closes. */
+  const drain = (): void => {
+    if (ended || draining) return;
+    draining = true;
+    detach();
+    resolveFirst();
+    if (running.size === 0) return close();
+    for (const controller of running.values()) controller.abort(inputEnded);
+  };
+
   input.on('data', onData);
-  input.once('end', close);
-  input.once('close', close);
-  input.once('error', close);
+  input.once('end', drain);
+  input.once('close', drain);
+  input.once('error', drain);
   output.on('error', (error: Error) => handlers.dropped?.(`writing to the client failed: ${error.message}`));
   return { firstMessage, closed, close };
 }

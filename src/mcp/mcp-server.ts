@@ -15,11 +15,16 @@ import { negotiateProtocolVersion } from './protocol-version.js';
 import type { ToolCallExtra, ToolDefinition } from './tool-definition.js';
 import { errorResult, successResult, toBusError, type ToolResult } from './tool-result.js';
 
-export interface McpServerOptions {
-  /** The bus, once the database is open: tool calls wait for it, initialize and tools/list do not. */
-  readonly context: Promise<BusContext>;
-  readonly log: Logger;
+/** What the server needs once the bus module has loaded: tools/list waits for it, initialize does not. */
+export interface McpBackend {
   readonly tools: readonly ToolDefinition[];
+  readonly log: Logger;
+}
+
+export interface McpServerOptions {
+  readonly backend: Promise<McpBackend>;
+  /** The bus, once the database is open: tool calls wait for it. */
+  readonly context: Promise<BusContext>;
   readonly version: string;
 }
 
@@ -30,18 +35,19 @@ export interface McpServer {
 
 const invalidParams = (message: string): JsonRpcError => new JsonRpcError(JSON_RPC_ERRORS.invalidParams, message);
 
-export function createMcpServer({ context, log, tools, version }: McpServerOptions): McpServer {
-  const byName = new Map(tools.map((t) => [t.name, t]));
+export function createMcpServer({ backend, context, version }: McpServerOptions): McpServer {
   // Built on the first tools/list, not before the initialize answer: a harness waits for that one.
-  let listing: object[] | undefined;
-  const listTools = (): object[] =>
-    (listing ??= tools.map((t) => ({
-      name: t.name,
-      description: t.description,
-      inputSchema: inputJsonSchema(t.input),
-      outputSchema: outputJsonSchema(t.output),
-      annotations: t.annotations,
-    })));
+  let listing: Promise<object[]> | undefined;
+  const listTools = (): Promise<object[]> =>
+    (listing ??= backend.then(({ tools }) =>
+      tools.map((t) => ({
+        name: t.name,
+        description: t.description,
+        inputSchema: inputJsonSchema(t.input),
+        outputSchema: outputJsonSchema(t.output),
+        annotations: t.annotations,
+      })),
+    ));
 
   const initialize = (params: Record<string, unknown> | undefined): object => {
     const requested = params?.protocolVersion;
@@ -61,7 +67,8 @@ export function createMcpServer({ context, log, tools, version }: McpServerOptio
     if (typeof args !== 'object' || args === null || Array.isArray(args)) {
       throw invalidParams(`tools/call ${name}: params.arguments must be an object of the tool's arguments`);
     }
-    const tool = byName.get(name);
+    const { tools, log } = await backend;
+    const tool = tools.find((t) => t.name === name);
     if (tool === undefined) {
       return errorResult(
         new BusError('validation', `unknown tool "${name}"; the tools are: ${tools.map((t) => t.name).join(', ')}`, { field: 'name' }),
@@ -104,7 +111,7 @@ export function createMcpServer({ context, log, tools, version }: McpServerOptio
             case 'ping':
               return {};
             case 'tools/list':
-              return { tools: listTools() };
+              return listTools().then((tools) => ({ tools }));
             case 'tools/call':
               return callTool(params, request);
             default:
@@ -112,7 +119,7 @@ export function createMcpServer({ context, log, tools, version }: McpServerOptio
           }
         },
         dropped(reason) {
-          log.debug('mcp input dropped', { reason });
+          backend.then(({ log }) => log.debug('mcp input dropped', { reason })).catch(() => undefined);
         },
       }),
   };

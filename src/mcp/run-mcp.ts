@@ -1,25 +1,25 @@
 /**
- * One `agentbus mcp` process: config, log, database, the MCP server on the
- * given streams, the heartbeat and maintenance timers, and a clean shutdown
- * when the client closes stdin (maintenance and embedding work finished, the
- * lease and this process's names released).
+ * One `agentbus mcp` process: the MCP server on the given streams first, then
+ * the bus (bus-process.ts), and a clean shutdown when the client closes stdin
+ * or a stop signal arrives.
+ *
+ * The server answers the client's first message (initialize) before anything
+ * else is loaded: a harness waits for that answer, and Codex leaves out the
+ * tools of a server not ready about 1.2 s after spawning it. Then the bus
+ * module loads (this module imports it only then, and imports nothing heavy
+ * itself), the tools are listed, and the database opens; tools/list waits for
+ * the tools, tool calls for the database. When the bus cannot start (data
+ * directory, database) the connection closes and the error is thrown, as a
+ * failure before the answer would be: the process prints it and exits 1.
  */
-import { randomUUID } from 'node:crypto';
-import { basename } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { BusContext } from '../bus/bus-context.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import { openDatabase, prepareDataDir, type OpenedDatabase } from '../db/open-database.js';
-import { createFileLogger } from '../log.js';
-import { createMcpServer } from './mcp-server.js';
+import type { BusProcess } from './bus-process.js';
+import { createMcpServer, type McpBackend } from './mcp-server.js';
 import type { ToolDefinition } from './tool-definition.js';
 import type { ToolServices } from './tools/all-tools.js';
-import { createChangeWaiter } from '../bus/change-waiter.js';
-import { heartbeat, HEARTBEAT_INTERVAL_MS, releaseSessions } from '../bus/identity.js';
-import { RateLimiter } from '../bus/rate-limiter.js';
-import { embeddingPassSettled, embeddingPassStep } from '../embeddings/embedding-pass.js';
-import { createMaintenance } from '../maintenance/tick.js';
 
 export interface McpProcessOptions {
   /** The JSON-RPC input stream (stdin of the process). */
@@ -30,107 +30,61 @@ export interface McpProcessOptions {
   readonly clock: Clock;
   /** The working directory; its basename is the default register context. */
   readonly cwd: string;
-  /** Builds the tool list from the process's shared services. */
-  readonly tools: (services: ToolServices) => readonly ToolDefinition[];
+  /** Builds the tool list from the process's shared services (may import the tools first). */
+  readonly tools: (services: ToolServices) => readonly ToolDefinition[] | Promise<readonly ToolDefinition[]>;
   readonly version: string;
   /** Aborting it shuts the server down as if the client had closed stdin (SIGTERM from a harness). */
   readonly stop?: AbortSignal;
 }
 
-/** How long the database open waits for the client's first message before it starts anyway. */
-const OPEN_AFTER_MS = 50;
+/** How long the bus waits for the client's first message before it starts anyway. */
+const START_AFTER_MS = 50;
 
-/**
- * Serves until the client closes the input stream; resolves after shutdown.
- * The server answers the client's first message (initialize) before the
- * database opens: a harness waits for that answer and for tools/list, which
- * need no database, while loading a driver and opening the file take longer
- * (the wasm runtime most of all). Tool calls wait for the open. When the
- * database cannot be opened the connection closes and the error is thrown,
- * as before the change: the process prints it and exits 1.
- */
-export async function runMcp(options: McpProcessOptions): Promise<void> {
-  const { config } = options;
-  const dataDir = prepareDataDir(config.data_directory);
-  const log = createFileLogger(dataDir, config.log_level);
-  const waiter = createChangeWaiter(dataDir);
-  let opened!: (ctx: BusContext) => void;
-  let failed!: (error: unknown) => void;
-  const context = new Promise<BusContext>((resolve, reject) => {
-    opened = resolve;
-    failed = reject;
+interface Deferred<T> {
+  readonly promise: Promise<T>;
+  resolve(value: T): void;
+  reject(error: unknown): void;
+}
+
+function deferred<T>(): Deferred<T> {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
   });
-  context.catch(() => undefined); // calls still waiting are dropped with the connection
-  const server = createMcpServer({ context, log, tools: options.tools({ waiter }), version: options.version });
+  promise.catch(() => undefined); // requests still waiting are dropped with the connection
+  return { promise, resolve, reject };
+}
+
+/** Serves until the client closes the input stream; resolves after shutdown. */
+export async function runMcp(options: McpProcessOptions): Promise<void> {
+  const backend = deferred<McpBackend>();
+  const context = deferred<BusContext>();
+  const server = createMcpServer({ backend: backend.promise, context: context.promise, version: options.version });
   const connection = server.serve(options.stdin, options.stdout);
   if (options.stop?.aborted) connection.close();
   else options.stop?.addEventListener('abort', () => connection.close(), { once: true });
 
   let wait: NodeJS.Timeout | undefined;
-  await Promise.race([connection.firstMessage, new Promise<void>((resolve) => (wait = setTimeout(resolve, OPEN_AFTER_MS)))]);
+  await Promise.race([connection.firstMessage, new Promise<void>((resolve) => (wait = setTimeout(resolve, START_AFTER_MS)))]);
   clearTimeout(wait);
-  let db: OpenedDatabase['db'];
-  let migrations: OpenedDatabase['migrations'];
+  let bus: BusProcess | undefined;
   try {
-    ({ db, migrations } = await openDatabase({ dataDir, driver: config.driver, now: () => options.clock.now() }));
+    const { createBusProcess } = await import('./bus-process.js');
+    bus = await createBusProcess(options);
+    backend.resolve({ tools: bus.tools, log: bus.log });
+    context.resolve(await bus.open());
   } catch (error) {
-    failed(error);
+    backend.reject(error);
+    context.reject(error);
     connection.close();
     options.stdin.destroy();
-    waiter.close();
-    await log.close();
+    await bus?.stop();
     throw error;
   }
-  log.info('mcp start', {
-    pid: process.pid,
-    driver: db.capabilities.name,
-    sqlite: db.capabilities.sqliteVersion,
-    schema: migrations.version,
-    migrated: migrations.applied.join(',') || null,
-  });
-  const ctx: BusContext = {
-    db,
-    config,
-    clock: options.clock,
-    log,
-    owner: randomUUID(),
-    defaultContext: basename(options.cwd) || 'unknown',
-    rateLimiter: new RateLimiter(config),
-  };
-  // The heartbeat keeps this process's names live; a failure (busy, reset) is
-  // retried on the next beat, and a lost name surfaces as not_registered.
-  const beat = setInterval(() => {
-    try {
-      heartbeat(ctx);
-    } catch (error) {
-      log.warn('heartbeat failed', { error: (error as Error).message });
-    }
-  }, HEARTBEAT_INTERVAL_MS);
-  beat.unref();
-  const maintenance = createMaintenance({
-    db,
-    config,
-    clock: options.clock,
-    log,
-    owner: ctx.owner,
-    steps: { embeddingPass: embeddingPassStep(ctx) },
-  });
-  maintenance.start();
-  opened(ctx);
   await connection.closed;
   // Stop reading: after a stop signal the client may still hold the pipe open, which would keep the process alive.
   options.stdin.destroy();
-  clearInterval(beat);
-  waiter.close();
-  await maintenance.stop();
-  await embeddingPassSettled(db);
-  try {
-    releaseSessions(ctx);
-  } catch (error) {
-    // Busy or reset: the names then expire on their own after 30 s.
-    log.warn('releasing sessions failed', { error: (error as Error).message });
-  }
-  db.close();
-  log.info('mcp stop', { pid: process.pid });
-  await log.close();
+  await bus.stop();
 }

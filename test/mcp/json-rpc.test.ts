@@ -158,4 +158,24 @@ describe('the JSON-RPC layer of agentbus mcp', () => {
     expect(server.stderr().trim().split('\n')).toHaveLength(1);
     expect(server.stderr()).toContain(`${dir}/agentbus.db`);
   });
+
+  it('answers every request already read when the client closes its input, ending a long wait early, then exits', async () => {
+    const server = startRaw();
+    const call = (id: number, name: string, args: object) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+    server.send(initialize(1, '2025-06-18'));
+    server.send(call(2, 'register', { name: 'Ann' }));
+    server.send(call(3, 'create_channel', { as: 'Ann', name: 'c', kind: 'ordinary' }));
+    server.send(call(4, 'subscribe', { as: 'Ann', channel: 'c' }));
+    const waitSeconds = 60;
+    server.send(call(5, 'receive', { as: 'Ann', wait_seconds: waitSeconds }));
+    const started = Date.now();
+    server.child.stdin.end();
+    const [code] = (await once(server.child, 'exit')) as [number | null];
+    expect(code, server.stderr()).toBe(0);
+    expect(server.received.map((m) => m.id).sort()).toEqual([1, 2, 3, 4, 5]);
+    for (const m of server.received.filter((m) => m.id !== 1)) expect(m.result?.isError, JSON.stringify(m)).toBeUndefined();
+    expect(server.received.find((m) => m.id === 5)?.result?.structuredContent?.messages).toEqual([]);
+    // The wait ended with the input, not with its own deadline.
+    expect(Date.now() - started).toBeLessThan(waitSeconds * 1000);
+  }, 90_000);
 });

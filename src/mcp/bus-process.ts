@@ -1,0 +1,121 @@
+/**
+ * The bus side of one `agentbus mcp` process: data directory, log, tools,
+ * database, heartbeat and maintenance timers, and their clean stop
+ * (maintenance and embedding work finished, the lease and this process's names
+ * released). run-mcp.ts imports this module only after it has answered the
+ * client's first message, so none of it is loaded, let alone run, before that.
+ */
+import { randomUUID } from 'node:crypto';
+import { basename } from 'node:path';
+import type { BusContext } from '../bus/bus-context.js';
+import { createChangeWaiter } from '../bus/change-waiter.js';
+import { heartbeat, HEARTBEAT_INTERVAL_MS, releaseSessions } from '../bus/identity.js';
+import { RateLimiter } from '../bus/rate-limiter.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import { openDatabase, prepareDataDir } from '../db/open-database.js';
+import { embeddingPassSettled, embeddingPassStep } from '../embeddings/embedding-pass.js';
+import { createFileLogger, type Logger } from '../log.js';
+import { createMaintenance } from '../maintenance/tick.js';
+import type { ToolDefinition } from './tool-definition.js';
+import type { ToolServices } from './tools/all-tools.js';
+
+export interface BusProcessOptions {
+  readonly config: Config;
+  readonly clock: Clock;
+  /** The working directory; its basename is the default register context. */
+  readonly cwd: string;
+  /** Builds the tool list from the process's shared services. */
+  readonly tools: (services: ToolServices) => readonly ToolDefinition[] | Promise<readonly ToolDefinition[]>;
+}
+
+export interface BusProcess {
+  /** The process's log (agentbus.log in the data directory). */
+  readonly log: Logger;
+  /** The tools, ready before the database is. */
+  readonly tools: readonly ToolDefinition[];
+  /** Opens the database and starts the heartbeat and maintenance; once. */
+  open(): Promise<BusContext>;
+  /** Stops what open() started and closes the database and the log; after a failed open, closes the log. */
+  stop(): Promise<void>;
+}
+
+/** Prepares the data directory, the log and the tools; the database is opened by open(). */
+export async function createBusProcess(options: BusProcessOptions): Promise<BusProcess> {
+  const { config } = options;
+  const dataDir = prepareDataDir(config.data_directory);
+  const log = createFileLogger(dataDir, config.log_level);
+  const waiter = createChangeWaiter(dataDir);
+  let tools: readonly ToolDefinition[];
+  try {
+    tools = await options.tools({ waiter });
+  } catch (error) {
+    waiter.close();
+    await log.close();
+    throw error;
+  }
+  let running: { ctx: BusContext; beat: NodeJS.Timeout; maintenance: ReturnType<typeof createMaintenance> } | undefined;
+
+  return {
+    log,
+    tools,
+    async open() {
+      const { db, migrations } = await openDatabase({ dataDir, driver: config.driver, now: () => options.clock.now() });
+      log.info('mcp start', {
+        pid: process.pid,
+        driver: db.capabilities.name,
+        sqlite: db.capabilities.sqliteVersion,
+        schema: migrations.version,
+        migrated: migrations.applied.join(',') || null,
+      });
+      const ctx: BusContext = {
+        db,
+        config,
+        clock: options.clock,
+        log,
+        owner: randomUUID(),
+        defaultContext: basename(options.cwd) || 'unknown',
+        rateLimiter: new RateLimiter(config),
+      };
+      // The heartbeat keeps this process's names live; a failure (busy, reset) is
+      // retried on the next beat, and a lost name surfaces as not_registered.
+      const beat = setInterval(() => {
+        try {
+          heartbeat(ctx);
+        } catch (error) {
+          log.warn('heartbeat failed', { error: (error as Error).message });
+        }
+      }, HEARTBEAT_INTERVAL_MS);
+      beat.unref();
+      const maintenance = createMaintenance({
+        db,
+        config,
+        clock: options.clock,
+        log,
+        owner: ctx.owner,
+        steps: { embeddingPass: embeddingPassStep(ctx) },
+      });
+      maintenance.start();
+      running = { ctx, beat, maintenance };
+      return ctx;
+    },
+    async stop() {
+      waiter.close();
+      if (running !== undefined) {
+        const { ctx, beat, maintenance } = running;
+        clearInterval(beat);
+        await maintenance.stop();
+        await embeddingPassSettled(ctx.db);
+        try {
+          releaseSessions(ctx);
+        } catch (error) {
+          // Busy or reset: the names then expire on their own after 30 s.
+          log.warn('releasing sessions failed', { error: (error as Error).message });
+        }
+        ctx.db.close();
+        log.info('mcp stop', { pid: process.pid });
+      }
+      await log.close();
+    },
+  };
+}
