@@ -16,9 +16,11 @@ describe('agentbus mcp in a terminal', () => {
   it('prints one line on stderr saying it waits for a harness and where the install docs are', async () => {
     const dir = tempDir();
     writeFileSync(`${dir}/config.json`, '{}');
-    // stdout goes to a file so that what reaches the terminal is stderr only.
-    const command = `${quote(process.execPath)} ${quote(AGENTBUS_BIN)} mcp > ${quote(`${dir}/stdout`)}`;
-    const child = spawn('script', ['-qfec', command, '/dev/null'], { env: serverEnv(dir), stdio: ['pipe', 'pipe', 'pipe'] });
+    // stdout goes to a file so that what reaches the terminal is stderr only. `exec` replaces
+    // the shell that `script` starts: dash (CI's /bin/sh) would otherwise die of the Ctrl-C
+    // itself and `script` would report 130 whatever agentbus did.
+    const command = `exec ${quote(process.execPath)} ${quote(AGENTBUS_BIN)} mcp > ${quote(`${dir}/stdout`)}`;
+    const child = spawn('script', ['-qfec', command, '/dev/null'], { env: { ...serverEnv(dir), SHELL: '/bin/sh' }, stdio: ['pipe', 'pipe', 'pipe'] });
     let screen = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (screen += d));
     const deadline = Date.now() + 20_000;
