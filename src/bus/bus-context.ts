@@ -21,6 +21,8 @@ export interface BusContext {
   readonly owner: string;
   /** The `context` register uses when the caller gives none: the working directory's basename. */
   readonly defaultContext: string;
+  /** The directory reservations resolve their repository from when the caller names none; when absent, callers must name one. */
+  readonly workingDirectory?: string;
   /** Per-sender send limits, one instance per process; when absent, mutations are not rate limited. */
   readonly rateLimiter?: RateLimiter;
 }

@@ -32,6 +32,8 @@ export interface BusErrorOptions {
   readonly retryable?: boolean;
   /** The underlying error. */
   readonly cause?: unknown;
+  /** Extra wire fields beside code, message and retryable (e.g. `holders` of a reservation `conflict`). */
+  readonly details?: Readonly<Record<string, unknown>>;
 }
 
 export class BusError extends Error {
@@ -39,17 +41,19 @@ export class BusError extends Error {
   readonly code: BusErrorCode;
   readonly retryable: boolean;
   readonly field: string | undefined;
+  readonly details: Readonly<Record<string, unknown>> | undefined;
 
   constructor(code: BusErrorCode, message: string, options: BusErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.retryable = options.retryable ?? RETRYABLE[code];
     this.field = options.field;
+    this.details = options.details;
   }
 
-  /** The wire shape: `{code, message, retryable}`. */
-  toJSON(): { code: BusErrorCode; message: string; retryable: boolean } {
-    return { code: this.code, message: this.message, retryable: this.retryable };
+  /** The wire shape: `{code, message, retryable}` and any details. */
+  toJSON(): { code: BusErrorCode; message: string; retryable: boolean; [detail: string]: unknown } {
+    return { ...this.details, code: this.code, message: this.message, retryable: this.retryable };
   }
 }
 

@@ -24,6 +24,7 @@ export const DEFAULT_CHANNELS: readonly { readonly name: string; readonly kind: 
 export const BUS_TABLES = [
   'embeddings',
   'receipts',
+  'reservations',
   'expired_subscriptions',
   'subscriptions',
   'sessions',

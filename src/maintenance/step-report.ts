@@ -5,6 +5,7 @@ export const SLOW_LOCK_MS = 50;
 
 export type StepName =
   | 'stale_sessions'
+  | 'reservations'
   | 'expired_receipts'
   | 'idle_subscriptions'
   | 'retention'

@@ -7,6 +7,7 @@
  * merge the FTS index after each chunk, and `fts_merge` merges what sends
  * added since the last tick (src/maintenance/fts-merge.ts says why).
  */
+import { deleteDeadReservations } from '../bus/reservations-live.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
@@ -131,6 +132,7 @@ export function createMaintenance(options: MaintenanceOptions): Maintenance {
       runChunks(db, chunk, { pastDeadline, lockTargetMs, afterChunk: () => mergeFtsLevels(db, pastDeadline, report) }, report);
 
     await step('stale_sessions', chunked((limit) => deleteStaleSessions(db, now, limit)));
+    await step('reservations', chunked((limit) => deleteDeadReservations(db, now, limit)));
     await step('expired_receipts', chunked((limit) => deleteExpiredReceipts(db, now, limit)));
     await step('idle_subscriptions', chunked((limit) => deleteIdleSubscriptions(db, now, config.cursor_idle_hours, limit)));
     await step('retention', chunkedWithMerge(retentionChunk(db, now, config.message_retention_hours)));

@@ -75,6 +75,7 @@ export async function createBusProcess(options: BusProcessOptions): Promise<BusP
         log,
         owner: randomUUID(),
         defaultContext: basename(options.cwd) || 'unknown',
+        workingDirectory: options.cwd,
         rateLimiter: new RateLimiter(config),
       };
       // The heartbeat keeps this process's names live; a failure (busy, reset) is

@@ -44,7 +44,18 @@ const ERROR_ENVELOPE: JsonObject = {
  * `type: object`; so the root is an object that is either the success shape
  * or the error envelope.
  */
-export function outputJsonSchema(schema: v.GenericSchema): JsonObject {
+export function outputJsonSchema(schema: v.GenericSchema, errorDetails?: v.GenericSchema): JsonObject {
   const success = convert(schema, 'output');
-  return { type: 'object', anyOf: [success, ERROR_ENVELOPE] };
+  return { type: 'object', anyOf: [success, errorDetails === undefined ? ERROR_ENVELOPE : errorEnvelope(errorDetails)] };
+}
+
+/** The error envelope with a tool's extra error fields (optional: only some codes carry them). */
+function errorEnvelope(details: v.GenericSchema): JsonObject {
+  const extra = convert(details, 'output');
+  if (extra.type !== 'object') throw new Error('a tool error details schema must be an object schema');
+  const error = (ERROR_ENVELOPE.properties as JsonObject).error as JsonObject;
+  return {
+    ...ERROR_ENVELOPE,
+    properties: { error: { ...error, properties: { ...(extra.properties as JsonObject), ...(error.properties as JsonObject) } } },
+  };
 }

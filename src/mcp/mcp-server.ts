@@ -44,7 +44,7 @@ export function createMcpServer({ backend, context, version }: McpServerOptions)
         name: t.name,
         description: t.description,
         inputSchema: inputJsonSchema(t.input),
-        outputSchema: outputJsonSchema(t.output),
+        outputSchema: outputJsonSchema(t.output, t.errorDetails),
         annotations: t.annotations,
       })),
     ));

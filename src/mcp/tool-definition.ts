@@ -33,6 +33,8 @@ export interface ToolDefinition {
   readonly input: v.GenericSchema;
   /** The operation's success schema; with the error envelope it is the outputSchema. */
   readonly output: v.GenericSchema;
+  /** Extra fields some of the tool's errors carry beside code, message and retryable (an object schema of optional entries). */
+  readonly errorDetails?: v.GenericSchema;
   readonly annotations: ToolAnnotations;
   /**
    * Performs the call. Arguments arrive unvalidated: the bus operation

@@ -8,8 +8,11 @@ import { editMemoryTool } from './edit-memory.js';
 import { getMemoryTool } from './get-memory.js';
 import { historyTool } from './history.js';
 import { listChannelsTool } from './list-channels.js';
+import { listReservationsTool } from './list-reservations.js';
 import { receiveTool } from './receive.js';
 import { registerTool } from './register.js';
+import { releaseTool } from './release.js';
+import { reserveTool } from './reserve.js';
 import { searchTool } from './search.js';
 import { sendTool } from './send.js';
 import { subscribeTool } from './subscribe.js';
@@ -36,5 +39,8 @@ export function allTools(services: ToolServices): ToolDefinition[] {
     editMemoryTool,
     deleteMemoryTool,
     discoverTool,
+    reserveTool,
+    releaseTool,
+    listReservationsTool,
   ];
 }

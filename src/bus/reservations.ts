@@ -1,0 +1,322 @@
+/**
+ * File reservations: advisory claims of a display name on paths and globs of
+ * one repository (reserve, release, list_reservations).
+ *
+ * Exclusive reservations are a readers-writer rule between display names:
+ * an exclusive one overlaps nothing held by anyone else, a shared one
+ * overlaps no one else's exclusive one. A request that breaks the rule is
+ * refused whole with `conflict` and the holders, and nothing is reserved.
+ * Reserving a pattern one already holds renews it (new expiry; mode and
+ * reason as given, else kept; the original reservation time kept). Every
+ * decision is made inside one write transaction, so of several processes
+ * racing for overlapping exclusive patterns exactly one wins.
+ *
+ * Liveness (expiry, the holder's session) is reservations-live.ts; pattern
+ * rules are reservations-patterns.ts; repository identity is
+ * reservations-repository.ts.
+ */
+import * as v from 'valibot';
+import type { BusContext } from './bus-context.js';
+import { BusError } from './bus-error.js';
+import { AsField, heartbeat, requireSession } from './identity.js';
+import { checkPattern, PATTERN_MAX_LENGTH, patternsOverlap } from './reservations-patterns.js';
+import { deleteDeadReservations, liveReservations, type ReservationRow } from './reservations-live.js';
+import { cleanGitEnv, findRepository, RepositoryLookupError, type Repository } from './reservations-repository.js';
+import { isoTime } from './time.js';
+import { invalid, parseInput } from './validate.js';
+
+/** A reservation lasts this long unless the caller says otherwise. */
+export const DEFAULT_TTL_SECONDS = 3600;
+/** The longest a reservation may last before it must be renewed. */
+export const MAX_TTL_SECONDS = 86_400;
+/** Patterns in one call. */
+export const MAX_PATTERNS_PER_CALL = 100;
+/** Live reservations one display name may hold in one repository. */
+export const MAX_RESERVATIONS_PER_HOLDER = 1000;
+/** Conflicting holders listed in one `conflict` error (the message says how many there were). */
+export const MAX_HOLDERS_LISTED = 50;
+const REASON_MAX = 512;
+const REPOSITORY_MAX = 4096;
+// Far more than any repository's reservations; bounds the cleanup inside a reserve.
+const CLEANUP_LIMIT = 100_000;
+
+const PatternField = v.pipe(
+  v.string('must be a string: a path or glob relative to the repository root, e.g. "src/cli/**"'),
+  v.minLength(1, 'must not be empty: a path or glob relative to the repository root, e.g. "src/cli/**"'),
+  v.maxLength(PATTERN_MAX_LENGTH, `must be at most ${PATTERN_MAX_LENGTH} characters`),
+);
+
+const PathsField = v.pipe(
+  v.array(PatternField, 'must be an array of paths or globs relative to the repository root, e.g. ["src/cli/**", "README.md"]'),
+  v.minLength(1, 'must name at least one path or glob, e.g. ["src/cli/**"]'),
+  v.maxLength(MAX_PATTERNS_PER_CALL, `must have at most ${MAX_PATTERNS_PER_CALL} entries; reserve a directory or a glob instead of many files`),
+);
+
+const RepositoryField = v.pipe(
+  v.string('must be a string: the absolute path of a directory inside the git repository'),
+  v.minLength(1, 'must not be empty; omit it to use the agentbus server\'s working directory'),
+  v.maxLength(REPOSITORY_MAX, `must be at most ${REPOSITORY_MAX} characters`),
+  v.regex(/^\//, 'must be an absolute path of a directory inside the git repository, e.g. "/home/me/project"'),
+  v.regex(/^[^\u0000-\u001f\u007f-\u009f]+$/, 'must not contain control characters'),
+);
+
+const ReasonField = v.pipe(
+  v.string('must be a string: why you reserve these paths, shown to anyone who conflicts'),
+  v.minLength(1, 'must not be empty; omit it to give no reason'),
+  v.maxLength(REASON_MAX, `must be at most ${REASON_MAX} characters`),
+  v.regex(/^[^\u0000-\u001f\u007f-\u009f]+$/, 'must not contain control characters (keep it to one line)'),
+);
+
+export const ReserveInput = v.strictObject({
+  as: AsField,
+  paths: PathsField,
+  exclusive: v.optional(v.boolean('must be true (only you) or false (shared with other shared holders)')),
+  ttl_seconds: v.optional(
+    v.pipe(
+      v.number('must be a number of seconds'),
+      v.integer('must be a whole number of seconds'),
+      v.minValue(1, 'must be at least 1'),
+      v.maxValue(MAX_TTL_SECONDS, `must be at most ${MAX_TTL_SECONDS} (24 h); reserve again to renew`),
+    ),
+    DEFAULT_TTL_SECONDS,
+  ),
+  reason: v.optional(ReasonField),
+  repository: v.optional(RepositoryField),
+});
+export type ReserveInput = v.InferInput<typeof ReserveInput>;
+
+/** One reservation as the tools show it. */
+export const ReservationOutput = v.object({
+  pattern: v.string(),
+  display_name: v.string(),
+  exclusive: v.boolean(),
+  reason: v.nullable(v.string()),
+  reserved_at: v.string(),
+  expires_at: v.string(),
+});
+export type Reservation = v.InferOutput<typeof ReservationOutput>;
+
+/** A reservation listed against requested patterns: which of them it overlaps. */
+const OverlappingReservation = v.object({ ...ReservationOutput.entries, overlaps: v.array(v.string()) });
+
+export const ReserveOutput = v.object({
+  /** The repository identity: its git common directory. */
+  repository: v.string(),
+  /** Every pattern of the call, as now held. */
+  reservations: v.array(ReservationOutput),
+  /** The patterns that were already held and got renewed. */
+  renewed: v.array(v.string()),
+});
+export type ReserveResult = v.InferOutput<typeof ReserveOutput>;
+
+/** The extra field of a `conflict` error from reserve. */
+export const ReserveErrorDetails = v.object({ holders: v.optional(v.array(OverlappingReservation)) });
+
+export const ReleaseInput = v.strictObject({
+  as: AsField,
+  paths: v.optional(PathsField),
+  repository: v.optional(RepositoryField),
+});
+export type ReleaseInput = v.InferInput<typeof ReleaseInput>;
+
+export const ReleaseOutput = v.object({
+  repository: v.string(),
+  /** Patterns released. */
+  released: v.array(v.string()),
+  /** Requested patterns you did not hold (spelled differently, never reserved, or already ended). */
+  not_held: v.array(v.string()),
+});
+export type ReleaseResult = v.InferOutput<typeof ReleaseOutput>;
+
+export const ListReservationsInput = v.strictObject({
+  as: AsField,
+  mine: v.optional(v.boolean('must be true (only yours) or false (everyone\'s)'), false),
+  paths: v.optional(PathsField),
+  repository: v.optional(RepositoryField),
+});
+export type ListReservationsInput = v.InferInput<typeof ListReservationsInput>;
+
+export const ListReservationsOutput = v.object({
+  repository: v.string(),
+  /** With `paths`: each reservation lists the given patterns it overlaps. */
+  reservations: v.array(v.object({ ...ReservationOutput.entries, overlaps: v.optional(v.array(v.string())) })),
+});
+export type ListReservationsResult = v.InferOutput<typeof ListReservationsOutput>;
+
+function toReservation(row: ReservationRow): Reservation {
+  return {
+    pattern: row.pattern,
+    display_name: row.holder,
+    exclusive: row.exclusive === 1,
+    reason: row.reason,
+    reserved_at: isoTime(row.reserved_at),
+    expires_at: isoTime(row.expires_at),
+  };
+}
+
+/** Checks each pattern (field `paths.N`) and returns the canonical ones, first occurrence kept. */
+function checkPatterns(raw: readonly string[]): string[] {
+  const out: string[] = [];
+  raw.forEach((text, i) => {
+    const checked = checkPattern(text);
+    if (!checked.ok) throw invalid(`paths.${i}`, checked.problem);
+    if (!out.includes(checked.pattern)) out.push(checked.pattern);
+  });
+  return out;
+}
+
+/** The repository `repository` names, else the one holding the server's working directory. Runs git: call outside transactions. */
+export function resolveRepository(ctx: BusContext, repository: string | undefined): Repository {
+  const dir = repository ?? ctx.workingDirectory;
+  if (dir === undefined) {
+    throw invalid('repository', 'is required here: the absolute path of a directory inside the git repository');
+  }
+  try {
+    return findRepository(dir, { env: cleanGitEnv(process.env) });
+  } catch (error) {
+    if (!(error instanceof RepositoryLookupError)) throw error;
+    if (error.code === 'git_unavailable') throw new BusError('internal', error.message, { retryable: false });
+    if (repository !== undefined) throw invalid('repository', `${error.message}; pass the absolute path of a directory inside the git repository`);
+    throw invalid(
+      'repository',
+      `is required: the agentbus server's working directory is not in a git repository (${error.message}); pass the absolute path of your checkout as repository`,
+    );
+  }
+}
+
+function conflictError(conflicts: Map<ReservationRow, string[]>): BusError {
+  const entries = [...conflicts.entries()];
+  const holders = entries.slice(0, MAX_HOLDERS_LISTED).map(([row, overlaps]) => ({ ...toReservation(row), overlaps }));
+  const described = entries.slice(0, 5).map(([row, overlaps]) => {
+    const why = row.reason === null ? '' : `reason: ${row.reason}; `;
+    return `${overlaps.map((p) => `"${p}"`).join(', ')} overlaps ${row.holder}'s ${row.exclusive === 1 ? 'exclusive' : 'shared'} reservation "${row.pattern}" (${why}since ${isoTime(row.reserved_at)}, expires ${isoTime(row.expires_at)})`;
+  });
+  const more = entries.length > 5 ? `; and ${entries.length - 5} more (${Math.min(entries.length, MAX_HOLDERS_LISTED)} listed in holders)` : '';
+  const names = [...new Set(entries.map(([row]) => row.holder))].join(', ');
+  return new BusError(
+    'conflict',
+    `paths: nothing was reserved: ${described.join('; ')}${more}. Ask ${names} (send a message), wait until the reservation ends, or work on other paths.`,
+    { field: 'paths', details: { holders } },
+  );
+}
+
+/**
+ * Reserves `paths` in the repository for the caller, or renews the ones it
+ * holds. Throws `conflict` (with `holders`) when another display name's
+ * live reservation is in the way, `validation`, `not_registered`.
+ */
+export function reserve(ctx: BusContext, rawInput: unknown): ReserveResult {
+  const input = parseInput(ReserveInput, rawInput);
+  const patterns = checkPatterns(input.paths);
+  const repository = resolveRepository(ctx, input.repository);
+  const { db } = ctx;
+  return db.transaction(() => {
+    const now = ctx.clock.now();
+    const { sender } = requireSession(ctx, input.as);
+    // Reserving is proof of life: a reservation must be live the moment it is granted.
+    heartbeat(ctx);
+    // Claims judged dead are gone before anyone is granted an overlapping one, so they can never revive beside it.
+    deleteDeadReservations(db, now, CLEANUP_LIMIT, repository.id);
+    const live = liveReservations(db, now, { repository: repository.id });
+    const mine = new Map(live.filter((r) => r.holder === sender).map((r) => [r.pattern, r]));
+    const others = live.filter((r) => r.holder !== sender);
+    const exclusiveOf = (pattern: string): boolean => input.exclusive ?? (mine.get(pattern)?.exclusive ?? 1) === 1;
+
+    const conflicts = new Map<ReservationRow, string[]>();
+    for (const pattern of patterns) {
+      const exclusive = exclusiveOf(pattern);
+      for (const other of others) {
+        if ((exclusive || other.exclusive === 1) && patternsOverlap(pattern, other.pattern)) {
+          const overlaps = conflicts.get(other) ?? [];
+          overlaps.push(pattern);
+          conflicts.set(other, overlaps);
+        }
+      }
+    }
+    if (conflicts.size > 0) throw conflictError(conflicts);
+
+    const added = patterns.filter((p) => !mine.has(p)).length;
+    if (mine.size + added > MAX_RESERVATIONS_PER_HOLDER) {
+      throw invalid(
+        'paths',
+        `you would hold ${mine.size + added} reservations in this repository, more than ${MAX_RESERVATIONS_PER_HOLDER}; release some, or reserve a directory or glob instead of single files`,
+      );
+    }
+    const expiresAt = now + input.ttl_seconds * 1000;
+    const renewed: string[] = [];
+    const reservations: Reservation[] = [];
+    for (const pattern of patterns) {
+      const held = mine.get(pattern);
+      if (held !== undefined) renewed.push(pattern);
+      const row: ReservationRow = {
+        repository: repository.id,
+        pattern,
+        holder: sender,
+        exclusive: exclusiveOf(pattern) ? 1 : 0,
+        reason: input.reason ?? held?.reason ?? null,
+        reserved_at: held?.reserved_at ?? now,
+        expires_at: expiresAt,
+      };
+      db.run(
+        `INSERT INTO reservations (repository, pattern, holder, owner, exclusive, reason, reserved_at, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (repository, holder, pattern) DO UPDATE SET
+           owner = excluded.owner, exclusive = excluded.exclusive, reason = excluded.reason,
+           reserved_at = excluded.reserved_at, expires_at = excluded.expires_at`,
+        [row.repository, row.pattern, row.holder, ctx.owner, row.exclusive, row.reason, row.reserved_at, row.expires_at],
+      );
+      reservations.push(toReservation(row));
+    }
+    ctx.log.info('reserved', { sender, patterns: patterns.length, renewed: renewed.length, exclusive: input.exclusive ?? null });
+    return { repository: repository.id, reservations, renewed };
+  });
+}
+
+/**
+ * Releases the caller's reservations of `paths` (exact patterns, as
+ * reserved) in the repository, or all of them when `paths` is absent.
+ * Throws `validation`, `not_registered`.
+ */
+export function release(ctx: BusContext, rawInput: unknown): ReleaseResult {
+  const input = parseInput(ReleaseInput, rawInput);
+  const patterns = input.paths === undefined ? undefined : checkPatterns(input.paths);
+  const repository = resolveRepository(ctx, input.repository);
+  const { db } = ctx;
+  return db.transaction(() => {
+    const now = ctx.clock.now();
+    const { sender } = requireSession(ctx, input.as);
+    deleteDeadReservations(db, now, CLEANUP_LIMIT, repository.id);
+    const held = db
+      .all<{ pattern: string }>('SELECT pattern FROM reservations WHERE repository = ? AND holder = ? ORDER BY pattern', [repository.id, sender])
+      .map((r) => r.pattern);
+    const released = patterns === undefined ? held : patterns.filter((p) => held.includes(p));
+    for (const pattern of released) {
+      db.run('DELETE FROM reservations WHERE repository = ? AND holder = ? AND pattern = ?', [repository.id, sender, pattern]);
+    }
+    const notHeld = patterns === undefined ? [] : patterns.filter((p) => !held.includes(p));
+    ctx.log.info('released', { sender, released: released.length });
+    return { repository: repository.id, released, not_held: notHeld };
+  });
+}
+
+/**
+ * The live reservations of the repository: everyone's, or the caller's with
+ * `mine`; with `paths`, only those overlapping one of them (what an
+ * exclusive reservation of `paths` would conflict with, plus your own).
+ * Throws `validation`, `not_registered`.
+ */
+export function listReservations(ctx: BusContext, rawInput: unknown): ListReservationsResult {
+  const input = parseInput(ListReservationsInput, rawInput);
+  const patterns = input.paths === undefined ? undefined : checkPatterns(input.paths);
+  const repository = resolveRepository(ctx, input.repository);
+  return ctx.db.read(() => {
+    const { sender } = requireSession(ctx, input.as);
+    const rows = liveReservations(ctx.db, ctx.clock.now(), { repository: repository.id }).filter((r) => !input.mine || r.holder === sender);
+    const reservations = rows.flatMap((row) => {
+      if (patterns === undefined) return [toReservation(row)];
+      const overlaps = patterns.filter((p) => patternsOverlap(p, row.pattern));
+      return overlaps.length === 0 ? [] : [{ ...toReservation(row), overlaps }];
+    });
+    return { repository: repository.id, reservations };
+  });
+}

@@ -1,0 +1,14 @@
+import { reserve, ReserveErrorDetails, ReserveInput, ReserveOutput } from '../../bus/reservations.js';
+import type { ToolDefinition } from '../tool-definition.js';
+import { IDEMPOTENT_WRITE } from './annotations.js';
+
+export const reserveTool: ToolDefinition = {
+  name: 'reserve',
+  description:
+    'Agentbus: reserve files before editing ones other agents may touch: paths or globs relative to the repository root (src/cli/**, *.md), exclusive by default, for ttl_seconds (default 3600). Reserving again renews. A clash is a conflict error naming the holders; the commit guard refuses commits touching others\' exclusive reservations.',
+  input: ReserveInput,
+  output: ReserveOutput,
+  errorDetails: ReserveErrorDetails,
+  annotations: IDEMPOTENT_WRITE,
+  handler: (ctx, args) => reserve(ctx, args),
+};

@@ -1,0 +1,158 @@
+import { describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/db/open-database.js';
+import { startMcp, type McpProcess } from '../support/mcp-process.js';
+import { tempDir, testDriverName } from '../support/test-driver.js';
+import { gitRepo } from './git-repo.js';
+
+type Json = Record<string, any>;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** `count` agentbus mcp processes on one bus, working in `repo`, each registered (Agent1, Agent2, ...). */
+async function agents(dir: string, repo: string, count: number): Promise<McpProcess[]> {
+  const procs = await Promise.all(Array.from({ length: count }, () => startMcp(dir, { cwd: repo })));
+  for (const [i, p] of procs.entries()) expect((await p.call('register', { name: `Agent${i + 1}` })).display_name).toBe(`Agent${i + 1}`);
+  return procs;
+}
+
+/** Runs `sql` on the bus database from the test, as an outside writer. */
+async function onDatabase<T>(dir: string, fn: (db: Awaited<ReturnType<typeof openDatabase>>['db']) => T): Promise<T> {
+  const { db } = await openDatabase({ dataDir: dir, driver: testDriverName() });
+  try {
+    return db.transaction(() => fn(db));
+  } finally {
+    db.close();
+  }
+}
+
+describe('reservations between agentbus mcp processes', () => {
+  it('lists reserve, release and list_reservations; the conflict error with its holders passes the client\'s outputSchema check', async () => {
+    const repo = gitRepo();
+    const [a, b] = await agents(tempDir(), repo, 2);
+    const { tools } = await a!.client.listTools();
+    const reserveTool = tools.find((t) => t.name === 'reserve');
+    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['reserve', 'release', 'list_reservations']));
+    expect(Object.keys(reserveTool?.inputSchema.properties ?? {})).toEqual(['as', 'paths', 'exclusive', 'ttl_seconds', 'reason', 'repository']);
+    const envelope = (reserveTool?.outputSchema as Json).anyOf[1];
+    expect(Object.keys(envelope.properties.error.properties)).toEqual(['holders', 'code', 'message', 'retryable']);
+
+    await a!.call('reserve', { as: 'Agent1', paths: ['src/cli/**'], reason: 'rewriting the CLI' });
+    // callTool validates structuredContent against the outputSchema (it would throw on a mismatch).
+    const refused = await b!.client.callTool({ name: 'reserve', arguments: { as: 'Agent2', paths: ['src/cli/main.ts'] } });
+    expect(refused.isError).toBe(true);
+    const error = (refused.structuredContent as Json).error;
+    expect(error).toMatchObject({ code: 'conflict', retryable: false });
+    expect(error.message).toMatch(/Agent1's exclusive reservation "src\/cli\/\*\*" \(reason: rewriting the CLI/);
+    expect(error.holders).toEqual([
+      {
+        pattern: 'src/cli/**',
+        display_name: 'Agent1',
+        exclusive: true,
+        reason: 'rewriting the CLI',
+        reserved_at: expect.any(String),
+        expires_at: expect.any(String),
+        overlaps: ['src/cli/main.ts'],
+      },
+    ]);
+    expect(JSON.parse((refused.content as Json[])[0]!.text)).toEqual(refused.structuredContent);
+  });
+
+  it('two agents: overlapping refused, disjoint granted, released paths free at once for the other', async () => {
+    const repo = gitRepo();
+    const [a, b] = await agents(tempDir(), repo, 2);
+    const granted = await a!.call('reserve', { as: 'Agent1', paths: ['src/**', '*.md'], ttl_seconds: 600 });
+    expect(granted.repository).toBe(`${repo}/.git`);
+    expect((await b!.call('reserve', { as: 'Agent2', paths: ['docs/**', 'test/**'] })).reservations).toHaveLength(2);
+    expect((await b!.call('reserve', { as: 'Agent2', paths: ['README.md'] })).error.code).toBe('conflict');
+    expect((await b!.call('reserve', { as: 'Agent2', paths: ['docs/README.md'] })).renewed).toEqual([]);
+
+    const listed = await b!.call('list_reservations', { as: 'Agent2', paths: ['README.md', 'src/app.ts'] });
+    expect(listed.reservations.map((r: Json) => [r.display_name, r.pattern, r.overlaps])).toEqual([
+      ['Agent1', '*.md', ['README.md']],
+      ['Agent1', 'src/**', ['src/app.ts']],
+    ]);
+    expect(await a!.call('release', { as: 'Agent1', paths: ['*.md'] })).toEqual({ repository: `${repo}/.git`, released: ['*.md'], not_held: [] });
+    expect((await b!.call('reserve', { as: 'Agent2', paths: ['README.md'] })).reservations).toHaveLength(1);
+  });
+
+  it('expiry: once the holder\'s ttl has passed, another process gets the paths without any release', async () => {
+    const repo = gitRepo();
+    const [a, b] = await agents(tempDir(), repo, 2);
+    const held = await a!.call('reserve', { as: 'Agent1', paths: ['src/**'], ttl_seconds: 3 });
+    const expiresAt = Date.parse(held.reservations[0].expires_at);
+    const early = await b!.call('reserve', { as: 'Agent2', paths: ['src/a.ts'] });
+    // Under load the first call may itself land after the expiry; before it, it must be refused.
+    if (Date.now() < expiresAt) expect(early.error?.code).toBe('conflict');
+    await sleep(Math.max(0, expiresAt - Date.now()) + 50);
+    expect((await b!.call('list_reservations', { as: 'Agent2' })).reservations.filter((r: Json) => r.display_name === 'Agent1')).toEqual([]);
+    expect((await b!.call('reserve', { as: 'Agent2', paths: ['src/**'] })).reservations).toHaveLength(1);
+  });
+
+  it('renewal from the holder\'s process keeps the reservation time and moves the expiry; the other stays refused', async () => {
+    const repo = gitRepo();
+    const [a, b] = await agents(tempDir(), repo, 2);
+    const first = await a!.call('reserve', { as: 'Agent1', paths: ['src/**'], ttl_seconds: 60 });
+    const again = await a!.call('reserve', { as: 'Agent1', paths: ['src/**'], ttl_seconds: 7200 });
+    expect(again.renewed).toEqual(['src/**']);
+    expect(again.reservations[0].reserved_at).toBe(first.reservations[0].reserved_at);
+    expect(Date.parse(again.reservations[0].expires_at) - Date.parse(first.reservations[0].expires_at)).toBeGreaterThanOrEqual(7_140_000);
+    const refused = await b!.call('reserve', { as: 'Agent2', paths: ['src/x.ts'] });
+    expect(refused.error.holders[0].expires_at).toBe(again.reservations[0].expires_at);
+  });
+
+  it('a clean exit of the holder ends its reservations at once', async () => {
+    const repo = gitRepo();
+    const [a, b] = await agents(tempDir(), repo, 2);
+    await a!.call('reserve', { as: 'Agent1', paths: ['src/**'] });
+    expect((await b!.call('reserve', { as: 'Agent2', paths: ['src/a.ts'] })).error.code).toBe('conflict');
+    // SIGTERM is how a harness stops its server; wait for the exit itself, however long a loaded machine makes it.
+    const pid = a!.transport.pid!;
+    process.kill(pid, 'SIGTERM');
+    while (isRunning(pid)) await sleep(20);
+    expect((await b!.call('reserve', { as: 'Agent2', paths: ['src/a.ts'] })).reservations).toHaveLength(1);
+  });
+
+  it('crash of the holder (SIGKILL): its reservations end with its session, and its name and claims go to nobody else', async () => {
+    const repo = gitRepo();
+    const dir = tempDir();
+    const [a, b] = await agents(dir, repo, 2);
+    await a!.call('reserve', { as: 'Agent1', paths: ['src/**'], reason: 'mine' });
+    process.kill(a!.transport.pid!, 'SIGKILL');
+    await sleep(100);
+    // A killed process releases nothing: its session row stays until it is no longer live.
+    expect(await onDatabase(dir, (db) => db.all("SELECT sender FROM sessions WHERE sender = 'Agent1'"))).toHaveLength(1);
+    // Its session ages past the expiry as the dead process's heartbeat stops (moved here rather than waited for).
+    await onDatabase(dir, (db) => db.run("UPDATE sessions SET heartbeat = heartbeat - 60000 WHERE sender = 'Agent1'"));
+    expect((await b!.call('list_reservations', { as: 'Agent2' })).reservations).toEqual([]);
+    expect((await b!.call('reserve', { as: 'Agent2', paths: ['src/**'] })).reservations).toHaveLength(1);
+    // A new process registering the dead agent's name gets the name, not the claim.
+    const c = await startMcp(dir, { cwd: repo });
+    expect((await c.call('register', { name: 'Agent1' })).display_name).toBe('Agent1');
+    expect((await c.call('reserve', { as: 'Agent1', paths: ['src/a.ts'] })).error.holders[0].display_name).toBe('Agent2');
+  });
+
+  it('4 processes racing for the same exclusive pattern: exactly one wins, the others are told who', async () => {
+    const repo = gitRepo();
+    const procs = await agents(tempDir(), repo, 4);
+    for (let round = 0; round < 3; round++) {
+      const results = await Promise.all(procs.map((p, i) => p.call('reserve', { as: `Agent${i + 1}`, paths: ['src/shared.ts'], reason: `round ${round}` })));
+      const winners = results.flatMap((r, i) => (r.error === undefined ? [`Agent${i + 1}`] : []));
+      expect(winners, JSON.stringify(results)).toHaveLength(1);
+      for (const r of results.filter((x) => x.error !== undefined)) {
+        expect(r.error.code).toBe('conflict');
+        expect(r.error.holders.map((h: Json) => h.display_name)).toEqual(winners);
+      }
+      const winner = procs[Number(winners[0]!.slice('Agent'.length)) - 1]!;
+      expect((await winner.call('release', { as: winners[0] })).released).toEqual(['src/shared.ts']);
+    }
+  });
+});
