@@ -32,3 +32,11 @@ export function table(rows: readonly (readonly string[])[], indent = '  '): stri
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
   return rows.map((row) => indent + row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  '));
 }
+
+/** How long until `then`, relative to `now`, e.g. `in 40s`, `in 12m`, `in 3h`. */
+export function remaining(now: number, then: number): string {
+  const s = Math.max(0, Math.round((then - now) / 1000));
+  if (s < 120) return `in ${s}s`;
+  if (s < 7200) return `in ${Math.round(s / 60)}m`;
+  return `in ${Math.round(s / 3600)}h`;
+}

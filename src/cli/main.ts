@@ -87,6 +87,18 @@ const COMMANDS: Readonly<Record<string, CommandSpec>> = {
     examples: ['backup', 'backup ~/agentbus-before-upgrade.db', 'backup /tmp/bus.db --force'],
     load: async () => (await import('./entries/backup.js')).run,
   },
+  guard: {
+    usage: 'guard',
+    describe: `The git pre-commit check: refuse (exit 3) a commit whose staged files another live agent reserved exclusively, naming holder, pattern and reason; anything broken in agentbus warns and exits 0. --install writes .git/hooks/pre-commit. ${EXIT_TEXT}`,
+    options: [
+      ...COMMON_OPTIONS,
+      ['--install', 'Write the repository\'s pre-commit hook (refuses to replace a hook agentbus did not write)', false],
+      ['--as', 'The committing agent\'s display name (default: AGENTBUS_AS, else .local/agentbus.json)'],
+    ],
+    examples: ['guard --install', 'guard', 'guard --as Sam2'],
+    // Loaded on demand: the guard runs on every commit and needs none of the other commands' modules.
+    action: async (io, _args, flags) => (await import('./guard-command.js')).guardCommand(io, flags),
+  },
   convert: {
     usage: 'convert',
     describe: `Convert the database to the other lock protocol: posix (native driver, node:sqlite) or portable (wasm driver). Refuses (exit 3) while any process has the database open; stop every agentbus process first. Checkpoints the WAL, rewrites the header with the target driver and verifies the file with it. ${EXIT_TEXT}`,

@@ -1,0 +1,105 @@
+/**
+ * The commit guard's check: the staged paths of the commit in progress
+ * against the live exclusive reservations of other agents in the same
+ * repository. It only reads: the database is opened without the set-up
+ * lock, creation or migrations (a database older than reservations holds
+ * none), with the driver its lock protocol names.
+ */
+import { execFileSync } from 'node:child_process';
+import { hasReservations, liveReservations, type ReservationRow } from '../bus/reservations-live.js';
+import { compilePattern } from '../bus/reservations-patterns.js';
+import { findRepository } from '../bus/reservations-repository.js';
+import type { Config } from '../config.js';
+import { Database } from '../db/database.js';
+import { readFileState } from '../db/file-header.js';
+import { databasePath } from '../db/open-database.js';
+import { DRIVER_FOR_PROTOCOL, loadDriver } from '../db/select-driver.js';
+import type { Committer } from './guard-committer.js';
+
+/** How long the guard's read waits on another process's lock before it gives up (and lets the commit through). */
+const GUARD_BUSY_TIMEOUT_MS = 2000;
+
+/** A staged path that hits another agent's exclusive reservation. */
+export interface GuardHit {
+  /** The staged path, relative to the worktree top. */
+  readonly path: string;
+  /** The reservation it hits. */
+  readonly reservation: ReservationRow;
+}
+
+export type GuardVerdict =
+  /** Nothing staged hits another agent's exclusive reservation. */
+  | { readonly kind: 'allowed'; readonly staged: number }
+  /** Some staged paths do; `hits` in staged order. */
+  | { readonly kind: 'refused'; readonly hits: readonly GuardHit[] }
+  /** The check could not be made for a reason that is no one's fault (no database yet). */
+  | { readonly kind: 'unchecked'; readonly reason: string };
+
+/** The paths the commit in progress changes, adds or deletes (both sides of a rename), relative to the worktree top. */
+export function stagedPaths(cwd: string, env: NodeJS.ProcessEnv): string[] {
+  // Inside a hook, GIT_INDEX_FILE names the index being committed (`commit -a` and `commit <paths>` use a temporary one).
+  const out = execFileSync('git', ['diff', '--cached', '--name-only', '-z', '--no-renames', '--no-ext-diff'], {
+    cwd,
+    env,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  return out.split('\0').filter((p) => p !== '');
+}
+
+/** Opens the existing database for reading, or says why there is nothing to read. Throws on a damaged or foreign file. */
+async function openExisting(config: Config): Promise<Database | string> {
+  const path = databasePath(config.data_directory);
+  const state = readFileState(path);
+  if (state.kind === 'missing' || state.kind === 'empty') return `there is no agentbus database at ${path} yet, so nothing is reserved`;
+  if (state.kind === 'foreign') throw new Error(state.reason);
+  const loaded = await loadDriver(DRIVER_FOR_PROTOCOL[state.protocol]);
+  if (!loaded.ok) throw new Error(`${path} needs the ${DRIVER_FOR_PROTOCOL[state.protocol]} driver, but ${loaded.reason}`);
+  return new Database(loaded.driver.open(path, { busyTimeoutMs: GUARD_BUSY_TIMEOUT_MS }));
+}
+
+/** Live exclusive reservations of others that cover one of `paths`, per path in order. */
+export function findHits(paths: readonly string[], reservations: readonly ReservationRow[], committer: Committer | undefined): GuardHit[] {
+  const others = reservations
+    .filter((r) => r.exclusive === 1 && committer?.owns(r.holder) !== true)
+    .map((reservation) => ({ reservation, covers: compilePattern(reservation.pattern) }));
+  const hits: GuardHit[] = [];
+  if (others.length === 0) return hits;
+  for (const path of paths) {
+    for (const { reservation, covers } of others) if (covers(path)) hits.push({ path, reservation });
+  }
+  return hits;
+}
+
+export interface GuardCheckOptions {
+  /** The worktree the commit is made in (git runs hooks at its top). */
+  readonly cwd: string;
+  /** The hook's environment, passed to git unchanged. */
+  readonly env: NodeJS.ProcessEnv;
+  /** The configuration naming the data directory. */
+  readonly config: Config;
+  /** The committing agent, when known. */
+  readonly committer: Committer | undefined;
+  /** Now, ms since the epoch. */
+  readonly now: number;
+}
+
+/** Runs the check. Throws on anything broken (git, the database); the command turns that into a warning. */
+export async function checkCommit(options: GuardCheckOptions): Promise<GuardVerdict> {
+  const staged = stagedPaths(options.cwd, options.env);
+  if (staged.length === 0) return { kind: 'allowed', staged: 0 };
+  const repository = findRepository(options.cwd, { env: options.env });
+  const db = await openExisting(options.config);
+  if (typeof db === 'string') return { kind: 'unchecked', reason: db };
+  let reservations: ReservationRow[];
+  try {
+    reservations = db.read(() =>
+      hasReservations(db) ? liveReservations(db, options.now, { repository: repository.id, exclusiveOnly: true }) : [],
+    );
+  } finally {
+    db.close();
+  }
+  const hits = findHits(staged, reservations, options.committer);
+  return hits.length === 0 ? { kind: 'allowed', staged: staged.length } : { kind: 'refused', hits };
+}

@@ -1,0 +1,238 @@
+import { spawnSync } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, readFileSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { HOOK_LINE, HOOK_MARKER } from '../../src/cli/guard-install.js';
+import { prepareCliDir, runCli } from '../cli/cli-process.js';
+import { startMcp, type McpProcess } from '../support/mcp-process.js';
+import { openDatabase } from '../../src/db/open-database.js';
+import { tempDir, testDriverName } from '../support/test-driver.js';
+import { git, gitRepo, gitWorktree, writeFiles } from './git-repo.js';
+
+type Json = Record<string, any>;
+
+interface Commit {
+  readonly ok: boolean;
+  readonly stderr: string;
+}
+
+/** `git commit` in `cwd` as a shell would run it, the hook seeing the bus in `dataDir`; HEAD moved or not is the verdict. */
+function commit(cwd: string, dataDir: string, args: readonly string[], env: Record<string, string> = {}): Commit {
+  const before = git(cwd, ['rev-parse', 'HEAD']);
+  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('GIT_') && !k.startsWith('AGENTBUS_')));
+  const run = spawnSync('git', ['commit', '-q', '-m', 'change', ...args], {
+    cwd,
+    encoding: 'utf8',
+    env: { ...clean, GIT_CONFIG_NOSYSTEM: '1', HOME: cwd, AGENTBUS_DATA_DIR: dataDir, AGENTBUS_CONFIG: join(dataDir, 'config.json'), ...env },
+  });
+  const moved = git(cwd, ['rev-parse', 'HEAD']) !== before;
+  expect(moved, run.stderr).toBe(run.status === 0);
+  return { ok: run.status === 0, stderr: run.stderr };
+}
+
+/** A repository with the guard installed through the CLI, and a bus with agents working in it. */
+async function guarded(): Promise<{ repo: string; dataDir: string }> {
+  const repo = gitRepo();
+  const dataDir = tempDir();
+  prepareCliDir(dataDir);
+  const install = await runCli(dataDir, ['guard', '--install'], { cwd: repo });
+  expect(install.code, install.stderr).toBe(0);
+  expect(install.stdout).toMatch(/^installed .*\/\.git\/hooks\/pre-commit: /);
+  return { repo, dataDir };
+}
+
+async function agent(dataDir: string, repo: string, name: string): Promise<McpProcess> {
+  const p = await startMcp(dataDir, { cwd: repo });
+  expect((await p.call('register', { name })).display_name).toBe(name);
+  return p;
+}
+
+describe('agentbus guard in a real git repository, real commits', () => {
+  it('--install writes an executable hook, updates its own, and refuses to replace a foreign one', async () => {
+    const { repo, dataDir } = await guarded();
+    const hook = join(repo, '.git', 'hooks', 'pre-commit');
+    expect(statSync(hook).mode & 0o777).toBe(0o755);
+    expect(readFileSync(hook, 'utf8')).toContain(HOOK_MARKER);
+    const again = await runCli(dataDir, ['guard', '--install'], { cwd: repo });
+    expect([again.code, again.stdout]).toEqual([0, expect.stringMatching(/^updated /)]);
+    // From a worktree: the hooks directory is the one all worktrees share.
+    const worktree = gitWorktree(repo, 'side');
+    expect((await runCli(dataDir, ['guard', '--install'], { cwd: worktree })).stdout).toContain(`updated ${hook}`);
+
+    const other = gitRepo();
+    const foreign = join(other, '.git', 'hooks', 'pre-commit');
+    writeFileSync(foreign, '#!/bin/sh\nnpm run lint\n', { mode: 0o755 });
+    const refused = await runCli(dataDir, ['guard', '--install'], { cwd: other });
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toContain('was not written by agentbus; nothing changed');
+    expect(refused.stderr).toContain(HOOK_LINE);
+    expect(readFileSync(foreign, 'utf8')).toBe('#!/bin/sh\nnpm run lint\n');
+    const outside = await runCli(dataDir, ['guard', '--install'], { cwd: tempDir() });
+    expect([outside.code, outside.stderr]).toEqual([1, expect.stringMatching(/not inside a git repository/)]);
+  });
+
+  it('refuses a commit touching another agent\'s exclusive reservation, naming path, holder, pattern and reason; --no-verify overrides', async () => {
+    const { repo, dataDir } = await guarded();
+    const alice = await agent(dataDir, repo, 'Alice');
+    await alice.call('reserve', { as: 'Alice', paths: ['src/cli/**'], reason: 'rewriting the CLI' });
+    writeFiles(repo, { 'src/cli/main.ts': 'x\n', 'docs/a.md': 'y\n' });
+    git(repo, ['add', '-A']);
+    const refused = commit(repo, dataDir, []);
+    expect(refused.ok).toBe(false);
+    expect(refused.stderr).toContain(`agentbus guard: commit refused: it touches files Alice reserved exclusively in ${repo}:`);
+    expect(refused.stderr).toMatch(/ {2}src\/cli\/main\.ts {2}reserved by Alice \("src\/cli\/\*\*", exclusive, expires .*\): rewriting the CLI/);
+    expect(refused.stderr).not.toContain('docs/a.md');
+    expect(refused.stderr).toMatch(/The committer is not known .*AGENTBUS_AS=<your display name>/);
+    expect(refused.stderr).toContain('git commit --no-verify');
+    expect(commit(repo, dataDir, ['--no-verify']).ok).toBe(true);
+  });
+
+  it('lets through what no one else reserved exclusively: unreserved paths, shared reservations, the committer\'s own', async () => {
+    const { repo, dataDir } = await guarded();
+    const alice = await agent(dataDir, repo, 'Alice');
+    const bob = await agent(dataDir, repo, 'Bob');
+    await alice.call('reserve', { as: 'Alice', paths: ['src/**'] });
+    await bob.call('reserve', { as: 'Bob', paths: ['docs/**'], exclusive: false });
+    writeFiles(repo, { 'docs/a.md': '1\n', 'test/a.test.ts': '1\n' });
+    git(repo, ['add', '-A']);
+    const allowed = commit(repo, dataDir, []);
+    expect(allowed).toEqual({ ok: true, stderr: '' });
+
+    writeFiles(repo, { 'src/app.ts': '1\n' });
+    git(repo, ['add', '-A']);
+    // Alice commits her own reserved files: named by AGENTBUS_AS, by --as in the hook, or by the identity file.
+    expect(commit(repo, dataDir, [], { AGENTBUS_AS: 'Bob' }).stderr).toContain('Committing as Bob (from AGENTBUS_AS)');
+    expect(commit(repo, dataDir, [], { AGENTBUS_AS: 'Alice' }).ok).toBe(true);
+    writeFiles(repo, { 'src/app.ts': '2\n' });
+    git(repo, ['add', '-A']);
+    writeFiles(repo, { '.local/agentbus.json': JSON.stringify({ identity: 'Bob' }) });
+    expect(commit(repo, dataDir, []).stderr).toContain(`Committing as Bob (from ${join(repo, '.local', 'agentbus.json')})`);
+    writeFiles(repo, { '.local/agentbus.json': JSON.stringify({ identity: 'Alice' }) });
+    expect(commit(repo, dataDir, []).ok).toBe(true);
+  });
+
+  it('counts both sides of a rename and the temporary index of commit -a', async () => {
+    const { repo, dataDir } = await guarded();
+    writeFiles(repo, { 'src/a.ts': '1\n', 'lib/b.ts': '1\n' });
+    git(repo, ['add', '-A']);
+    git(repo, ['commit', '-q', '--no-verify', '-m', 'files']);
+    const alice = await agent(dataDir, repo, 'Alice');
+    await alice.call('reserve', { as: 'Alice', paths: ['src/a.ts'] });
+    git(repo, ['mv', 'src/a.ts', 'lib/a.ts']);
+    expect(commit(repo, dataDir, []).stderr).toMatch(/ {2}src\/a\.ts {2}reserved by Alice/);
+    git(repo, ['reset', '-q', '--hard']);
+    writeFiles(repo, { 'src/a.ts': '2\n' });
+    expect(commit(repo, dataDir, ['-a']).stderr).toMatch(/ {2}src\/a\.ts {2}reserved by Alice/);
+    writeFiles(repo, { 'src/a.ts': '1\n', 'lib/b.ts': '2\n' });
+    expect(commit(repo, dataDir, ['-a']).ok).toBe(true);
+  });
+
+  it('a reservation made in one worktree guards commits in another worktree of the same clone', async () => {
+    const { repo, dataDir } = await guarded();
+    const worktree = gitWorktree(repo, 'feature');
+    const alice = await agent(dataDir, repo, 'Alice');
+    await alice.call('reserve', { as: 'Alice', paths: ['src/**'], reason: 'refactor' });
+    writeFiles(worktree, { 'src/x.ts': '1\n' });
+    git(worktree, ['add', '-A']);
+    expect(commit(worktree, dataDir, []).stderr).toContain('reserved by Alice ("src/**"');
+  });
+
+  it('ended reservations do not refuse: released, expired, or held by a process that exited', async () => {
+    const { repo, dataDir } = await guarded();
+    const alice = await agent(dataDir, repo, 'Alice');
+    await alice.call('reserve', { as: 'Alice', paths: ['a/**', 'b/**'] });
+    const short = await alice.call('reserve', { as: 'Alice', paths: ['c/**'], ttl_seconds: 1 });
+    await alice.call('release', { as: 'Alice', paths: ['a/**'] });
+    writeFiles(repo, { 'a/x': '1\n' });
+    git(repo, ['add', '-A']);
+    expect(commit(repo, dataDir, []).ok).toBe(true);
+    await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(short.reservations[0].expires_at) - Date.now()) + 50));
+    writeFiles(repo, { 'c/x': '1\n' });
+    git(repo, ['add', '-A']);
+    expect(commit(repo, dataDir, []).ok).toBe(true);
+    writeFiles(repo, { 'b/x': '1\n' });
+    git(repo, ['add', '-A']);
+    expect(commit(repo, dataDir, []).ok).toBe(false);
+    await alice.close();
+    expect(commit(repo, dataDir, []).ok).toBe(true);
+  });
+
+  it('never blocks a commit because agentbus is broken: missing, foreign, damaged or locked database, bad config, bad --as, a vanished agentbus', async () => {
+    const { repo, dataDir } = await guarded();
+    const alice = await agent(dataDir, repo, 'Alice');
+    await alice.call('reserve', { as: 'Alice', paths: ['**'] });
+    let n = 0;
+    const stageAndCommit = (env: Record<string, string> = {}): Commit => {
+      writeFiles(repo, { [`f${n++}.txt`]: 'x\n' });
+      git(repo, ['add', '-A']);
+      return commit(repo, dataDir, [], env);
+    };
+    // Working agentbus: Alice's live reservation of everything refuses.
+    expect(stageAndCommit().ok).toBe(false);
+
+    const missing = stageAndCommit({ AGENTBUS_DATA_DIR: join(tempDir(), 'no-such-dir') });
+    expect(missing.ok).toBe(true);
+    expect(missing.stderr).toMatch(/agentbus guard: there is no agentbus database at .*no-such-dir\/agentbus\.db yet, so nothing is reserved; allowing the commit/);
+
+    const garbage = tempDir();
+    writeFileSync(join(garbage, 'agentbus.db'), 'this is not a database, just text that is long enough to fill a header '.repeat(4));
+    const foreign = stageAndCommit({ AGENTBUS_DATA_DIR: garbage });
+    expect(foreign.ok).toBe(true);
+    expect(foreign.stderr).toMatch(/could not check file reservations \(.*is not a SQLite database\); allowing the commit/);
+
+    // A copy of the real database with every page after the header overwritten: SQLite reports it malformed.
+    const damaged = tempDir();
+    const bytes = readFileSync(join(dataDir, 'agentbus.db'));
+    writeFileSync(join(damaged, 'agentbus.db'), bytes);
+    const fd = openSync(join(damaged, 'agentbus.db'), 'r+');
+    writeSync(fd, Buffer.alloc(bytes.length - 100, 0xa5), 0, bytes.length - 100, 100);
+    closeSync(fd);
+    const corrupt = stageAndCommit({ AGENTBUS_DATA_DIR: damaged });
+    expect(corrupt.ok).toBe(true);
+    expect(corrupt.stderr).toMatch(/could not check file reservations \(DbError: .*malformed.*\); allowing the commit/);
+
+    writeFileSync(join(dataDir, 'bad-config.json'), '{"sqlite_budget_mib": "lots"}');
+    const badConfig = stageAndCommit({ AGENTBUS_CONFIG: join(dataDir, 'bad-config.json') });
+    expect([badConfig.ok, badConfig.stderr]).toEqual([true, expect.stringMatching(/could not check .*sqlite_budget_mib.*allowing the commit/)]);
+
+    const badName = stageAndCommit({ AGENTBUS_AS: 'a//b' });
+    expect([badName.ok, badName.stderr]).toEqual([true, expect.stringMatching(/could not check .*AGENTBUS_AS.*allowing the commit/)]);
+
+    // Another process holds the database in exclusive locking mode (Alice's server gone, so it can take it): the guard gives up after a moment.
+    await alice.close();
+    const { db: locker } = await openDatabase({ dataDir, driver: testDriverName() });
+    try {
+      locker.exec('PRAGMA locking_mode = EXCLUSIVE');
+      locker.exec('BEGIN EXCLUSIVE');
+      locker.run('UPDATE channels SET created_seq = created_seq');
+      const locked = stageAndCommit();
+      expect(locked.ok).toBe(true);
+      expect(locked.stderr).toMatch(/could not check file reservations \(DbError: .*locked.*\); allowing the commit/);
+      locker.exec('ROLLBACK');
+    } finally {
+      locker.close();
+    }
+
+    // The installed agentbus moved away: the hook's node command fails, and the hook still lets the commit through.
+    const hook = join(repo, '.git', 'hooks', 'pre-commit');
+    writeFileSync(hook, readFileSync(hook, 'utf8').replace(/'[^']*bin\/agentbus\.js'/, "'/nonexistent/agentbus.js'"));
+    const vanished = stageAndCommit();
+    expect([vanished.ok, vanished.stderr]).toEqual([true, expect.stringMatching(/agentbus guard: exited 1; allowing the commit/)]);
+  });
+
+  it('the guard as a command: exit 0 with nothing staged or nothing hit, 3 when refused', async () => {
+    const { repo, dataDir } = await guarded();
+    const alice = await agent(dataDir, repo, 'Alice');
+    await alice.call('reserve', { as: 'Alice', paths: ['src/**'] });
+    expect(await runCli(dataDir, ['guard'], { cwd: repo })).toEqual({ code: 0, stdout: '', stderr: '' });
+    writeFiles(repo, { 'src/a.ts': '1\n' });
+    git(repo, ['add', '-A']);
+    const refused = await runCli(dataDir, ['guard'], { cwd: repo });
+    expect([refused.code, refused.stdout]).toEqual([3, '']);
+    expect((await runCli(dataDir, ['guard', '--as', 'Alice'], { cwd: repo })).code).toBe(0);
+    expect((await runCli(dataDir, ['guard', '--as', 'Alice/helper'], { cwd: repo })).code).toBe(3);
+    mkdirSync(join(repo, 'sub'));
+    // From a subdirectory too (paths are the repository's, not the directory's).
+    expect((await runCli(dataDir, ['guard'], { cwd: join(repo, 'sub') })).code).toBe(3);
+  });
+});
