@@ -50,7 +50,7 @@ const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   },
   status: {
     usage: 'status',
-    describe: `Show live sessions, channels, usage against the budget, the current notice, the embedding backlog, the config path, the data directory, the driver and lock protocol. Never creates the database. ${EXIT_TEXT}`,
+    describe: `Show live sessions, channels, live file reservations, usage against the budget, the current notice, the embedding backlog, the config path, the data directory, the driver and lock protocol. Never creates the database. ${EXIT_TEXT}`,
     options: [CONFIG_OPTION, { flag: '--json', description: 'Print one JSON object instead of text', boolean: true }],
     examples: ['status', 'status --json', 'status --config ./agentbus.json'],
     load: async () => (await import('./entries/status.js')).run,

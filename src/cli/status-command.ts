@@ -2,6 +2,8 @@
  * `agentbus status`: what the bus looks like now, readable at a glance, or as
  * one JSON object with `--json`.
  */
+import { liveReservations } from '../bus/reservations-live.js';
+import { repositoryLabel } from '../bus/reservations-repository.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { embeddingBacklog } from '../embeddings/embedding-pass.js';
@@ -10,7 +12,7 @@ import { liveSessions } from '../maintenance/reset.js';
 import { databaseExists, databaseState, openAdminDatabase } from './admin-database.js';
 import { commandConfig, flagSet } from './cli-config.js';
 import type { CliIo } from './cli-io.js';
-import { ago, bar, formatBytes, table } from './format.js';
+import { ago, bar, formatBytes, remaining, table } from './format.js';
 
 /** The `--json` shape of `status`; keys are stable for scripts. */
 export interface StatusReport {
@@ -39,6 +41,42 @@ export interface StatusReport {
   readonly sessions: readonly { readonly display_name: string; readonly context: string; readonly heartbeat_at: string }[];
   /** Every channel with its live message and subscriber counts. */
   readonly channels: readonly { readonly name: string; readonly kind: string; readonly messages: number; readonly subscribers: number }[];
+  /** Live file reservations, by repository (its git common directory), pattern and holder. */
+  readonly reservations: readonly StatusReservation[];
+}
+
+/** One live reservation as status shows it. */
+export interface StatusReservation {
+  readonly repository: string;
+  readonly pattern: string;
+  readonly display_name: string;
+  readonly exclusive: boolean;
+  readonly reason: string | null;
+  readonly expires_at: string;
+}
+
+function readReservations(db: Database, now: number): StatusReservation[] {
+  return liveReservations(db, now).map((r) => ({
+    repository: r.repository,
+    pattern: r.pattern,
+    display_name: r.holder,
+    exclusive: r.exclusive === 1,
+    reason: r.reason,
+    expires_at: new Date(r.expires_at).toISOString(),
+  }));
+}
+
+function formatReservations(reservations: readonly StatusReservation[], now: number): string[] {
+  return table(
+    reservations.map((r) => [
+      repositoryLabel(r.repository),
+      r.pattern,
+      r.display_name,
+      r.exclusive ? 'exclusive' : 'shared',
+      `expires ${remaining(now, Date.parse(r.expires_at))}${r.reason === null ? '' : `: ${r.reason}`}`,
+    ]),
+    '    ',
+  );
 }
 
 function readReport(db: Database, config: Config, now: number, schemaVersion: number): StatusReport {
@@ -78,6 +116,7 @@ function readReport(db: Database, config: Config, now: number, schemaVersion: nu
         heartbeat_at: new Date(s.heartbeat).toISOString(),
       })),
       channels,
+      reservations: readReservations(db, now),
     };
   });
 }
@@ -97,6 +136,7 @@ function emptyReport(config: Config, path: string): StatusReport {
     },
     sessions: [],
     channels: [],
+    reservations: [],
   };
 }
 
@@ -141,6 +181,7 @@ export function formatStatus(report: StatusReport, now: number): string {
       '    ',
     ),
   );
+  lines.push(label(['reservations', `${report.reservations.length} live`]), ...formatReservations(report.reservations, now));
   return `${lines.join('\n')}\n`;
 }
 
