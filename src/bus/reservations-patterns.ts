@@ -59,13 +59,43 @@ export function checkPattern(raw: string): PatternCheck {
 
 /** True when `pattern` (canonical) has no wildcard: it names one file or directory. */
 export function isLiteralPattern(pattern: string): boolean {
-  return !/[*?]/.test(pattern);
+  return !WILD.test(pattern);
+}
+
+const WILD = /[*?]/;
+
+/** One segment of a compiled pattern. */
+interface Segment {
+  /** The segment text (`**` for the globstar). */
+  readonly text: string;
+  /** True for `**`. */
+  readonly globstar: boolean;
+  /** True when the segment has `*` or `?` (false for `**`, which is handled as a symbol of its own). */
+  readonly wild: boolean;
+  /** The segment's characters (code points), for intersections. */
+  readonly chars: readonly string[];
+  /** The segment as an anchored regex, for a wild segment. */
+  readonly regex: RegExp | undefined;
+}
+
+/** A canonical pattern ready to match paths and meet other patterns; compile once, use many times. */
+export interface CompiledPattern {
+  /** The canonical pattern text. */
+  readonly text: string;
+  /** True when it has no wildcard: it names one file or directory (and covers what is below it). */
+  readonly literal: boolean;
+  /** Its leading segments without wildcards: every path it covers starts with them. */
+  readonly prefix: readonly string[];
+  /** Its segments, ending in an implicit `**` when it covers what is below its matches (built on first use). */
+  readonly symbols: readonly Segment[];
+  /** True when the pattern covers `path` (`/`-separated, relative to the root, as git prints it). */
+  covers(path: string): boolean;
 }
 
 /** True when the pattern covers what is below the paths it matches: its last segment is a plain name, or `**`. */
 function coversBelow(segments: readonly string[]): boolean {
   const last = segments.at(-1) ?? '';
-  return last === GLOBSTAR || !/[*?]/.test(last);
+  return last === GLOBSTAR || !WILD.test(last);
 }
 
 const escapeRegex = (text: string): string => text.replace(/[.+^${}()|[\]\\*?]/g, '\\$&');
@@ -76,16 +106,13 @@ function segmentRegex(segment: string): string {
   return out;
 }
 
-/**
- * A matcher for a canonical pattern: true when the pattern covers `path`
- * (a `/`-separated path relative to the root, as git prints it).
- */
-export function compilePattern(pattern: string): (path: string) => boolean {
-  if (isLiteralPattern(pattern)) {
-    const dir = `${pattern}/`;
-    return (path) => path === pattern || path.startsWith(dir);
-  }
-  const segments = pattern.split('/');
+function symbolOf(text: string): Segment {
+  const globstar = text === GLOBSTAR;
+  const wild = !globstar && WILD.test(text);
+  return { text, globstar, wild, chars: Array.from(text), regex: wild ? new RegExp(`^${segmentRegex(text)}$`, 's') : undefined };
+}
+
+function pathRegex(segments: readonly string[]): RegExp {
   let source = '';
   let needSlash = false;
   segments.forEach((segment, i) => {
@@ -100,13 +127,39 @@ export function compilePattern(pattern: string): (path: string) => boolean {
     source += `${needSlash ? '/' : ''}${segmentRegex(segment)}`;
     needSlash = true;
   });
-  const regex = new RegExp(`^${source}${coversBelow(segments) ? '(?:/.*)?' : ''}$`, 's');
-  return (path) => regex.test(path);
+  return new RegExp(`^${source}${coversBelow(segments) ? '(?:/.*)?' : ''}$`, 's');
+}
+
+/**
+ * Compiles a canonical pattern (checkPattern's output). Cheap: regexes and
+ * segment tables are built on first use, since most patterns the guard
+ * files are never met by a path.
+ */
+export function compilePattern(pattern: string): CompiledPattern {
+  const segments = pattern.split('/');
+  const literal = !WILD.test(pattern);
+  const firstWild = literal ? -1 : segments.findIndex((s) => WILD.test(s));
+  const prefix = firstWild === -1 ? segments : segments.slice(0, firstWild);
+  let symbols: readonly Segment[] | undefined;
+  let regex: RegExp | undefined;
+  const dir = `${pattern}/`;
+  return {
+    text: pattern,
+    literal,
+    prefix,
+    get symbols() {
+      symbols ??= (coversBelow(segments) && segments.at(-1) !== GLOBSTAR ? [...segments, GLOBSTAR] : segments).map(symbolOf);
+      return symbols;
+    },
+    covers: literal
+      ? (path) => path === pattern || path.startsWith(dir)
+      : (path) => (regex ??= pathRegex(segments)).test(path),
+  };
 }
 
 /** True when `pattern` covers `path`. Compile once with compilePattern when matching many paths. */
 export function patternCovers(pattern: string, path: string): boolean {
-  return compilePattern(pattern)(path);
+  return compilePattern(pattern).covers(path);
 }
 
 /**
@@ -114,70 +167,75 @@ export function patternCovers(pattern: string, path: string): boolean {
  * A product of the two automata, searched depth first: a state is a
  * position in each glob; a `*` may be skipped or consume a character.
  */
-function segmentsIntersect(a: readonly string[], b: readonly string[]): boolean {
-  const seen = new Set<number>();
+function segmentsIntersect(x: Segment, y: Segment): boolean {
+  if (!x.wild && !y.wild) return x.text === y.text;
+  if (!x.wild) return y.regex!.test(x.text);
+  if (!y.wild) return x.regex!.test(y.text);
+  const a = x.chars;
+  const b = y.chars;
   const width = b.length + 1;
-  const stack: [number, number][] = [[0, 0]];
+  const seen = new Uint8Array((a.length + 1) * width);
+  const stack: number[] = [0, 0];
   while (stack.length > 0) {
-    const [i, j] = stack.pop()!;
+    const j = stack.pop()!;
+    const i = stack.pop()!;
     const key = i * width + j;
-    if (seen.has(key)) continue;
-    seen.add(key);
+    if (seen[key] === 1) continue;
+    seen[key] = 1;
     if (i === a.length && j === b.length) return true;
     const ca = a[i];
     const cb = b[j];
-    if (ca === '*') stack.push([i + 1, j]);
-    if (cb === '*') stack.push([i, j + 1]);
+    if (ca === '*') stack.push(i + 1, j);
+    if (cb === '*') stack.push(i, j + 1);
     if (ca !== undefined && cb !== undefined) {
       const wildA = ca === '*' || ca === '?';
       const wildB = cb === '*' || cb === '?';
-      if (wildA || wildB || ca === cb) stack.push([ca === '*' ? i : i + 1, cb === '*' ? j : j + 1]);
+      if (wildA || wildB || ca === cb) stack.push(ca === '*' ? i : i + 1, cb === '*' ? j : j + 1);
     }
   }
   return false;
 }
 
 /**
- * True when some path is covered by both canonical patterns: two
- * reservations of them claim at least one common file. The same product
- * search as segmentsIntersect, one level up: segments are the symbols, `**`
- * loops, and a pattern that covers what is below its matches ends in an
- * implicit `**`. (segmentsIntersect lets a `*` match the empty string, which
- * no segment is; harmless: two globs that share "" consist of stars only
- * and so share "x" too.) A plain name may be a file or a directory, so
- * `docs/a` overlaps `docs/**\/index.md` (through `docs/a/index.md`).
+ * True when some path is covered by both compiled patterns: two
+ * reservations of them claim at least one common file. First the literal
+ * prefixes (every covered path starts with them, so they must agree as far
+ * as both go: two plain names overlap exactly when one is the other or a
+ * directory above it); then the same product search as segmentsIntersect,
+ * one level up: segments are the symbols and `**` loops. (segmentsIntersect
+ * lets a `*` match the empty string, which no segment is; harmless: two
+ * globs that share "" consist of stars only and so share "x" too.) A plain
+ * name may be a file or a directory, so `docs/a` overlaps
+ * `docs/**\/index.md` (through `docs/a/index.md`).
  */
-export function patternsOverlap(a: string, b: string): boolean {
-  const withBelow = (pattern: string): string[] => {
-    const segments = pattern.split('/');
-    return coversBelow(segments) && segments.at(-1) !== GLOBSTAR ? [...segments, GLOBSTAR] : segments;
-  };
-  const sa = withBelow(a);
-  const sb = withBelow(b);
-  const chars = new Map<string, string[]>();
-  const charsOf = (s: string): string[] => {
-    let c = chars.get(s);
-    if (c === undefined) chars.set(s, (c = Array.from(s)));
-    return c;
-  };
-  const seen = new Set<number>();
+export function compiledOverlap(a: CompiledPattern, b: CompiledPattern): boolean {
+  const shared = Math.min(a.prefix.length, b.prefix.length);
+  for (let k = 0; k < shared; k++) if (a.prefix[k] !== b.prefix[k]) return false;
+  if (a.literal && b.literal) return true;
+  const sa = a.symbols;
+  const sb = b.symbols;
   const width = sb.length + 1;
-  const stack: [number, number][] = [[0, 0]];
+  const seen = new Uint8Array((sa.length + 1) * width);
+  const stack: number[] = [shared, shared];
   while (stack.length > 0) {
-    const [i, j] = stack.pop()!;
+    const j = stack.pop()!;
+    const i = stack.pop()!;
     const key = i * width + j;
-    if (seen.has(key)) continue;
-    seen.add(key);
+    if (seen[key] === 1) continue;
+    seen[key] = 1;
     if (i === sa.length && j === sb.length) return true;
     const x = sa[i];
     const y = sb[j];
-    if (x === GLOBSTAR) stack.push([i + 1, j]);
-    if (y === GLOBSTAR) stack.push([i, j + 1]);
-    if (x !== undefined && y !== undefined) {
-      if (x === GLOBSTAR || y === GLOBSTAR || segmentsIntersect(charsOf(x), charsOf(y))) {
-        stack.push([x === GLOBSTAR ? i : i + 1, y === GLOBSTAR ? j : j + 1]);
-      }
+    if (x?.globstar === true) stack.push(i + 1, j);
+    if (y?.globstar === true) stack.push(i, j + 1);
+    if (x !== undefined && y !== undefined && (x.globstar || y.globstar || segmentsIntersect(x, y))) {
+      stack.push(x.globstar ? i : i + 1, y.globstar ? j : j + 1);
     }
   }
   return false;
+}
+
+/** True when some path is covered by both canonical patterns (compiledOverlap on freshly compiled ones). */
+export function patternsOverlap(a: string, b: string): boolean {
+  return compiledOverlap(compilePattern(a), compilePattern(b));
 }

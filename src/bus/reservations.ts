@@ -19,7 +19,7 @@ import * as v from 'valibot';
 import type { BusContext } from './bus-context.js';
 import { BusError } from './bus-error.js';
 import { AsField, heartbeat, requireSession } from './identity.js';
-import { checkPattern, PATTERN_MAX_LENGTH, patternsOverlap } from './reservations-patterns.js';
+import { checkPattern, compiledOverlap, compilePattern, PATTERN_MAX_LENGTH } from './reservations-patterns.js';
 import { deleteDeadReservations, liveReservations, type ReservationRow } from './reservations-live.js';
 import { cleanGitEnv, findRepository, RepositoryLookupError, type Repository } from './reservations-repository.js';
 import { isoTime } from './time.js';
@@ -223,10 +223,12 @@ export function reserve(ctx: BusContext, rawInput: unknown): ReserveResult {
     const exclusiveOf = (pattern: string): boolean => input.exclusive ?? (mine.get(pattern)?.exclusive ?? 1) === 1;
 
     const conflicts = new Map<ReservationRow, string[]>();
+    const othersCompiled = others.map((row) => ({ row, compiled: compilePattern(row.pattern) }));
     for (const pattern of patterns) {
       const exclusive = exclusiveOf(pattern);
-      for (const other of others) {
-        if ((exclusive || other.exclusive === 1) && patternsOverlap(pattern, other.pattern)) {
+      const compiled = compilePattern(pattern);
+      for (const { row: other, compiled: theirs } of othersCompiled) {
+        if ((exclusive || other.exclusive === 1) && compiledOverlap(compiled, theirs)) {
           const overlaps = conflicts.get(other) ?? [];
           overlaps.push(pattern);
           conflicts.set(other, overlaps);
@@ -312,9 +314,11 @@ export function listReservations(ctx: BusContext, rawInput: unknown): ListReserv
   return ctx.db.read(() => {
     const { sender } = requireSession(ctx, input.as);
     const rows = liveReservations(ctx.db, ctx.clock.now(), { repository: repository.id }).filter((r) => !input.mine || r.holder === sender);
+    const asked = patterns?.map((p) => ({ text: p, compiled: compilePattern(p) }));
     const reservations = rows.flatMap((row) => {
-      if (patterns === undefined) return [toReservation(row)];
-      const overlaps = patterns.filter((p) => patternsOverlap(p, row.pattern));
+      if (asked === undefined) return [toReservation(row)];
+      const theirs = compilePattern(row.pattern);
+      const overlaps = asked.filter((p) => compiledOverlap(p.compiled, theirs)).map((p) => p.text);
       return overlaps.length === 0 ? [] : [{ ...toReservation(row), overlaps }];
     });
     return { repository: repository.id, reservations };

@@ -7,7 +7,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { hasReservations, liveReservations, type ReservationRow } from '../bus/reservations-live.js';
-import { compilePattern } from '../bus/reservations-patterns.js';
+import { PathIndex } from '../bus/reservations-path-index.js';
 import { findRepository } from '../bus/reservations-repository.js';
 import type { Config } from '../config.js';
 import { Database } from '../db/database.js';
@@ -61,15 +61,9 @@ async function openExisting(config: Config): Promise<Database | string> {
 
 /** Live exclusive reservations of others that cover one of `paths`, per path in order. */
 export function findHits(paths: readonly string[], reservations: readonly ReservationRow[], committer: Committer | undefined): GuardHit[] {
-  const others = reservations
-    .filter((r) => r.exclusive === 1 && committer?.owns(r.holder) !== true)
-    .map((reservation) => ({ reservation, covers: compilePattern(reservation.pattern) }));
-  const hits: GuardHit[] = [];
-  if (others.length === 0) return hits;
-  for (const path of paths) {
-    for (const { reservation, covers } of others) if (covers(path)) hits.push({ path, reservation });
-  }
-  return hits;
+  const index = new PathIndex<ReservationRow>();
+  for (const r of reservations) if (r.exclusive === 1 && committer?.owns(r.holder) !== true) index.add(r.pattern, r);
+  return paths.flatMap((path) => index.covering(path).map((reservation) => ({ path, reservation })));
 }
 
 export interface GuardCheckOptions {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { PathIndex } from '../../src/bus/reservations-path-index.js';
 import { checkPattern, compilePattern, patternCovers, patternsOverlap } from '../../src/bus/reservations-patterns.js';
 
 const canonical = (raw: string): string => {
@@ -35,7 +36,7 @@ describe('reservation patterns: what they cover', () => {
   ];
   for (const [pattern, covered, notCovered] of cases) {
     it(`${pattern}`, () => {
-      const covers = compilePattern(canonical(pattern));
+      const { covers } = compilePattern(canonical(pattern));
       for (const path of covered) expect(covers(path), `${pattern} covers ${path}`).toBe(true);
       for (const path of notCovered) expect(covers(path), `${pattern} does not cover ${path}`).toBe(false);
     });
@@ -127,5 +128,21 @@ describe('reservation patterns: overlap of two patterns', () => {
         if (patternCovers(p, path)) expect(patternsOverlap(p, path), `${p} vs ${path}`).toBe(true);
       }
     }
+  });
+});
+
+describe('the path index the guard matches staged paths with', () => {
+  it('finds for every path exactly the patterns that cover it, as matching each pattern in turn does', () => {
+    const patterns = ['src/**', 'src', 'src/cli', 'src/cli/main.ts', 'src/*/main.ts', '*.md', '**/*.md', '**', 'docs/**/index.md', 'src/?.ts', 'a/*/c', 'lib/x', 'lib/x/y'];
+    const paths = ['src', 'src/a.ts', 'src/cli/main.ts', 'src/cli/mcp.ts', 'README.md', 'docs/index.md', 'docs/x/index.md', 'a/b/c', 'a/b/c/d', 'lib/x/y/z.ts', 'lib/xy', 'other'];
+    const index = new PathIndex<string>();
+    for (const p of patterns) index.add(p, p);
+    let found = 0;
+    for (const path of paths) {
+      const expected = patterns.filter((p) => patternCovers(p, path));
+      expect([...index.covering(path)].sort(), path).toEqual([...expected].sort());
+      found += expected.length;
+    }
+    expect(found).toBeGreaterThan(paths.length);
   });
 });
