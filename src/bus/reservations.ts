@@ -44,13 +44,18 @@ const PatternField = v.pipe(
   v.string('must be a string: a path or glob relative to the repository root, e.g. "src/cli/**"'),
   v.minLength(1, 'must not be empty: a path or glob relative to the repository root, e.g. "src/cli/**"'),
   v.maxLength(PATTERN_MAX_LENGTH, `must be at most ${PATTERN_MAX_LENGTH} characters`),
+  v.description(
+    'A path or glob from the repository root: "src/cli/main.ts" (a file), "src/cli" (a directory and all below it), "src/**" (everything under src), "**/*.md" (any depth), "*.md" (root only). * and ? never cross "/"; no absolute paths, "..", braces.',
+  ),
 );
 
-const PathsField = v.pipe(
-  v.array(PatternField, 'must be an array of paths or globs relative to the repository root, e.g. ["src/cli/**", "README.md"]'),
-  v.minLength(1, 'must name at least one path or glob, e.g. ["src/cli/**"]'),
-  v.maxLength(MAX_PATTERNS_PER_CALL, `must have at most ${MAX_PATTERNS_PER_CALL} entries; reserve a directory or a glob instead of many files`),
-);
+const pathsField = (what: string) =>
+  v.pipe(
+    v.array(PatternField, 'must be an array of paths or globs relative to the repository root, e.g. ["src/cli/**", "README.md"]'),
+    v.minLength(1, 'must name at least one path or glob, e.g. ["src/cli/**"]'),
+    v.maxLength(MAX_PATTERNS_PER_CALL, `must have at most ${MAX_PATTERNS_PER_CALL} entries; reserve a directory or a glob instead of many files`),
+    v.description(what),
+  );
 
 const RepositoryField = v.pipe(
   v.string('must be a string: the absolute path of a directory inside the git repository'),
@@ -58,6 +63,9 @@ const RepositoryField = v.pipe(
   v.maxLength(REPOSITORY_MAX, `must be at most ${REPOSITORY_MAX} characters`),
   v.regex(/^\//, 'must be an absolute path of a directory inside the git repository, e.g. "/home/me/project"'),
   v.regex(/^[^\u0000-\u001f\u007f-\u009f]+$/, 'must not contain control characters'),
+  v.description(
+    'Absolute path of any directory in your checkout. Default: the agentbus server\'s working directory (your project). All worktrees of one clone are one repository.',
+  ),
 );
 
 const ReasonField = v.pipe(
@@ -65,18 +73,27 @@ const ReasonField = v.pipe(
   v.minLength(1, 'must not be empty; omit it to give no reason'),
   v.maxLength(REASON_MAX, `must be at most ${REASON_MAX} characters`),
   v.regex(/^[^\u0000-\u001f\u007f-\u009f]+$/, 'must not contain control characters (keep it to one line)'),
+  v.description(`Why, in one line (at most ${REASON_MAX} characters), shown to anyone your reservation refuses. On renewal, omit it to keep the old one.`),
 );
 
 export const ReserveInput = v.strictObject({
   as: AsField,
-  paths: PathsField,
-  exclusive: v.optional(v.boolean('must be true (only you) or false (shared with other shared holders)')),
+  paths: pathsField(`The paths or globs to reserve, 1-${MAX_PATTERNS_PER_CALL}. All are granted or none is. Ones you already hold are renewed.`),
+  exclusive: v.optional(
+    v.pipe(
+      v.boolean('must be true (only you) or false (shared with other shared holders)'),
+      v.description(
+        'Default true for a new reservation: no one else may reserve overlapping paths, and the commit guard refuses their commits on them. false: shared, others may share it. On renewal, omit it to keep the mode.',
+      ),
+    ),
+  ),
   ttl_seconds: v.optional(
     v.pipe(
       v.number('must be a number of seconds'),
       v.integer('must be a whole number of seconds'),
       v.minValue(1, 'must be at least 1'),
       v.maxValue(MAX_TTL_SECONDS, `must be at most ${MAX_TTL_SECONDS} (24 h); reserve again to renew`),
+      v.description(`How long the reservation lasts from now, default ${DEFAULT_TTL_SECONDS} (1 h), at most ${MAX_TTL_SECONDS}; reserve again to renew. It also ends when you release it or your session ends.`),
     ),
     DEFAULT_TTL_SECONDS,
   ),
@@ -114,7 +131,7 @@ export const ReserveErrorDetails = v.object({ holders: v.optional(v.array(Overla
 
 export const ReleaseInput = v.strictObject({
   as: AsField,
-  paths: v.optional(PathsField),
+  paths: v.optional(pathsField('The patterns to release, exactly as reserved. Default: all of yours in the repository.')),
   repository: v.optional(RepositoryField),
 });
 export type ReleaseInput = v.InferInput<typeof ReleaseInput>;
@@ -130,8 +147,11 @@ export type ReleaseResult = v.InferOutput<typeof ReleaseOutput>;
 
 export const ListReservationsInput = v.strictObject({
   as: AsField,
-  mine: v.optional(v.boolean('must be true (only yours) or false (everyone\'s)'), false),
-  paths: v.optional(PathsField),
+  mine: v.optional(
+    v.pipe(v.boolean('must be true (only yours) or false (everyone\'s)'), v.description('Default false: everyone\'s reservations. true: only yours.')),
+    false,
+  ),
+  paths: v.optional(pathsField('Only the reservations overlapping one of these paths or globs (what you would conflict with); each lists which it overlaps. Default: all.')),
   repository: v.optional(RepositoryField),
 });
 export type ListReservationsInput = v.InferInput<typeof ListReservationsInput>;
