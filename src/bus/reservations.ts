@@ -61,8 +61,10 @@ const RepositoryField = v.pipe(
   v.string('must be a string: the absolute path of a directory inside the git repository'),
   v.minLength(1, 'must not be empty; omit it to use the agentbus server\'s working directory'),
   v.maxLength(REPOSITORY_MAX, `must be at most ${REPOSITORY_MAX} characters`),
-  v.regex(/^\//, 'must be an absolute path of a directory inside the git repository, e.g. "/home/me/project"'),
-  v.regex(/^[^\u0000-\u001f\u007f-\u009f]+$/, 'must not contain control characters'),
+  v.regex(
+    /^\/[^\u0000-\u001f\u007f-\u009f]*$/,
+    'must be an absolute path of a directory inside the git repository, without control characters, e.g. "/home/me/project"',
+  ),
   v.description(
     'Absolute path of any directory in your checkout. Default: the agentbus server\'s working directory (your project). All worktrees of one clone are one repository.',
   ),
