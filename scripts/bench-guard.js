@@ -110,12 +110,8 @@ const code = await guardCommand({ stdin: process.stdin, stdout: process.stdout, 
 process.exitCode = code;\n`,
   );
 
-  const rows = [];
-  const bare = [];
-  for (let i = 0; i < RUNS; i++) bare.push(timeProcess(process.execPath, ['-e', '0'], {}));
-  const nodeMs = median(bare);
-  rows.push(['node -e 0', '', nodeMs]);
-
+  // Every measurement interleaved, run by run, so the baseline and both drivers share the machine's load.
+  const setups = [];
   for (const driver of drivers) {
     const dataDir = join(base, `data-${driver}`);
     mkdirSync(dataDir);
@@ -123,38 +119,39 @@ process.exitCode = code;\n`,
     await seed(dataDir, driver, repository);
     const env = { ...cleanEnv, HOME: repo, AGENTBUS_DATA_DIR: dataDir, AGENTBUS_CONFIG: join(dataDir, 'config.json') };
     const config = loadConfig({ env, homeDir: repo, cwd: repo });
-
     // The guard must allow (exit 0) and print nothing: a warning would mean it measured a failure path.
     const probe = execFileSync(process.execPath, [bin, 'guard'], { cwd: repo, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
     if (probe !== '') throw new Error(`guard printed ${probe}`);
     const verdict = await checkCommit({ cwd: repo, env, config, committer: undefined, now: Date.now() });
     if (verdict.kind !== 'allowed' || verdict.staged !== STAGED) throw new Error(`guard check: ${JSON.stringify(verdict)}`);
-
-    const full = [];
-    const module = [];
-    const inProcess = [];
-    for (let i = 0; i < RUNS; i++) {
-      full.push(timeProcess(process.execPath, [bin, 'guard'], { cwd: repo, env }));
-      module.push(timeProcess(process.execPath, [moduleScript], { cwd: repo, env }));
-      const start = performance.now();
-      await checkCommit({ cwd: repo, env, config, committer: undefined, now: Date.now() });
-      inProcess.push(performance.now() - start);
-    }
-    rows.push(['agentbus guard', driver, median(full)]);
-    rows.push(['guard module', driver, median(module)]);
-    rows.push(['check in process', driver, median(inProcess)]);
     const { db } = await openDatabase({ dataDir, driver });
     const live = db.read(() => liveReservations(db, Date.now(), { repository, exclusiveOnly: true }));
     db.close();
     const paths = stagedPaths(repo, env);
     if (live.length !== HOLDERS * PER_HOLDER || paths.length !== STAGED) throw new Error('bench set-up');
-    const matching = [];
-    for (let i = 0; i < RUNS; i++) {
-      const start = performance.now();
-      if (findHits(paths, live, undefined).length !== 0) throw new Error('a staged path hit a reservation');
-      matching.push(performance.now() - start);
+    setups.push({ driver, env, config, live, paths, full: [], module: [], inProcess: [], matching: [] });
+  }
+  const bare = [];
+  for (let i = 0; i < RUNS; i++) {
+    bare.push(timeProcess(process.execPath, ['-e', '0'], {}));
+    for (const s of setups) {
+      s.full.push(timeProcess(process.execPath, [bin, 'guard'], { cwd: repo, env: s.env }));
+      s.module.push(timeProcess(process.execPath, [moduleScript], { cwd: repo, env: s.env }));
+      let start = performance.now();
+      await checkCommit({ cwd: repo, env: s.env, config: s.config, committer: undefined, now: Date.now() });
+      s.inProcess.push(performance.now() - start);
+      start = performance.now();
+      if (findHits(s.paths, s.live, undefined).length !== 0) throw new Error('a staged path hit a reservation');
+      s.matching.push(performance.now() - start);
     }
-    rows.push(['matching alone', driver, median(matching)]);
+  }
+  const nodeMs = median(bare);
+  const rows = [['node -e 0', '', nodeMs]];
+  for (const s of setups) {
+    rows.push(['agentbus guard', s.driver, median(s.full)]);
+    rows.push(['guard module', s.driver, median(s.module)]);
+    rows.push(['check in process', s.driver, median(s.inProcess)]);
+    rows.push(['matching alone', s.driver, median(s.matching)]);
   }
 
   console.log(`guard: ${STAGED} staged paths vs ${HOLDERS * PER_HOLDER} live exclusive reservations; p50 of ${RUNS} runs; node ${process.version}; load ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
