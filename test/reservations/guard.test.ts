@@ -7,6 +7,7 @@ import { prepareCliDir, runCli } from '../cli/cli-process.js';
 import { startMcp, type McpProcess } from '../support/mcp-process.js';
 import { openDatabase } from '../../src/db/open-database.js';
 import { tempDir, testDriverName } from '../support/test-driver.js';
+import { stopCleanly } from './clean-exit.js';
 import { git, gitRepo, gitWorktree, writeFiles } from './git-repo.js';
 
 type Json = Record<string, any>;
@@ -153,7 +154,7 @@ describe('agentbus guard in a real git repository, real commits', () => {
     writeFiles(repo, { 'b/x': '1\n' });
     git(repo, ['add', '-A']);
     expect(commit(repo, dataDir, []).ok).toBe(false);
-    await alice.close();
+    await stopCleanly(alice);
     expect(commit(repo, dataDir, []).ok).toBe(true);
   });
 
@@ -199,7 +200,7 @@ describe('agentbus guard in a real git repository, real commits', () => {
     expect([badName.ok, badName.stderr]).toEqual([true, expect.stringMatching(/could not check .*AGENTBUS_AS.*allowing the commit/)]);
 
     // Another process holds the database in exclusive locking mode (Alice's server gone, so it can take it): the guard gives up after a moment.
-    await alice.close();
+    await stopCleanly(alice);
     const { db: locker } = await openDatabase({ dataDir, driver: testDriverName() });
     try {
       locker.exec('PRAGMA locking_mode = EXCLUSIVE');

@@ -2,20 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/open-database.js';
 import { startMcp, type McpProcess } from '../support/mcp-process.js';
 import { tempDir, testDriverName } from '../support/test-driver.js';
+import { stopCleanly } from './clean-exit.js';
 import { gitRepo } from './git-repo.js';
 
 type Json = Record<string, any>;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** `count` agentbus mcp processes on one bus, working in `repo`, each registered (Agent1, Agent2, ...). */
 async function agents(dir: string, repo: string, count: number): Promise<McpProcess[]> {
@@ -114,10 +106,7 @@ describe('reservations between agentbus mcp processes', () => {
     const [a, b] = await agents(tempDir(), repo, 2);
     await a!.call('reserve', { as: 'Agent1', paths: ['src/**'] });
     expect((await b!.call('reserve', { as: 'Agent2', paths: ['src/a.ts'] })).error.code).toBe('conflict');
-    // SIGTERM is how a harness stops its server; wait for the exit itself, however long a loaded machine makes it.
-    const pid = a!.transport.pid!;
-    process.kill(pid, 'SIGTERM');
-    while (isRunning(pid)) await sleep(20);
+    await stopCleanly(a!);
     expect((await b!.call('reserve', { as: 'Agent2', paths: ['src/a.ts'] })).reservations).toHaveLength(1);
   });
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { jsonOf, runCli } from '../cli/cli-process.js';
 import { startMcp } from '../support/mcp-process.js';
 import { tempDir } from '../support/test-driver.js';
+import { stopCleanly } from './clean-exit.js';
 import { gitRepo } from './git-repo.js';
 
 describe('agentbus status: live file reservations', () => {
@@ -27,7 +28,7 @@ describe('agentbus status: live file reservations', () => {
     expect(text.stdout).toMatch(/src\/cli\/\*\* +Alice +exclusive +expires in (59|60)m: rewriting the CLI\n/);
     expect(text.stdout).toMatch(/docs\/\*\* +Alice +shared +expires in (59|60)m\n/);
 
-    await server.close();
+    await stopCleanly(server);
     const after = await runCli(dir, ['status', '--json']);
     expect(jsonOf(after).reservations).toEqual([]);
   });
