@@ -38,13 +38,19 @@ export type GuardVerdict =
 /** The paths the commit in progress changes, adds or deletes (both sides of a rename), relative to the worktree top. */
 export function stagedPaths(cwd: string, env: NodeJS.ProcessEnv): string[] {
   // Inside a hook, GIT_INDEX_FILE names the index being committed (`commit -a` and `commit <paths>` use a temporary one).
-  const out = execFileSync('git', ['diff', '--cached', '--name-only', '-z', '--no-renames', '--no-ext-diff'], {
-    cwd,
-    env,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-    maxBuffer: 256 * 1024 * 1024,
-  });
+  let out: string;
+  try {
+    out = execFileSync('git', ['diff', '--cached', '--name-only', '-z', '--no-renames', '--no-ext-diff'], {
+      cwd,
+      env,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      maxBuffer: 256 * 1024 * 1024,
+    });
+  } catch (error) {
+    const stderr = (error as { stderr?: string }).stderr?.trim().split('\n')[0];
+    throw new Error(`git could not list the staged files in ${cwd}: ${stderr || (error as Error).message}`);
+  }
   return out.split('\0').filter((p) => p !== '');
 }
 

@@ -7,11 +7,13 @@ import { describe, expect, it } from 'vitest';
 import { isDbError } from '../../src/db/db-error.js';
 import { APPLICATION_ID, readFileState } from '../../src/db/file-header.js';
 import { databasePath } from '../../src/db/open-database.js';
-import { defaultMigrationsDir } from '../../src/db/migrations.js';
+import { defaultMigrationsDir, loadMigrations } from '../../src/db/migrations.js';
 import { fixturePath, runFixture } from '../support/child-process.js';
 import { openTestDatabase, otherProtocol, tempDir, testDriver } from '../support/test-driver.js';
 
-const SCHEMA_TABLES = ['channels', 'embeddings', 'expired_subscriptions', 'leases', 'messages', 'messages_fts', 'notices', 'receipts', 'schema_migrations', 'sessions', 'subscriptions'];
+const SCHEMA_TABLES = ['channels', 'embeddings', 'expired_subscriptions', 'leases', 'messages', 'messages_fts', 'notices', 'receipts', 'reservations', 'schema_migrations', 'sessions', 'subscriptions'];
+/** Every shipped migration version, ascending: a new database applies them all. */
+const SHIPPED = loadMigrations(defaultMigrationsDir()).map((m) => m.version);
 
 /** A migrations directory with the shipped schema plus extra files. */
 function migrationsDir(extra: Record<string, string> = {}): string {
@@ -47,7 +49,7 @@ describe('opening, creating and migrating', () => {
     const driver = await testDriver();
     const first = await openTestDatabase(dir);
     expect(first.created).toBe(true);
-    expect(first.migrations).toEqual({ applied: [1, 2, 3], version: 3, backupPath: undefined });
+    expect(first.migrations).toEqual({ applied: SHIPPED, version: SHIPPED.at(-1), backupPath: undefined });
     const tables = first.db
       .all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'messages_fts_%' AND name <> 'sqlite_sequence' ORDER BY name")
       .map((r) => r.name);
@@ -59,7 +61,7 @@ describe('opening, creating and migrating', () => {
 
     const again = await openTestDatabase(dir);
     expect(again.created).toBe(false);
-    expect(again.migrations).toEqual({ applied: [], version: 3, backupPath: undefined });
+    expect(again.migrations).toEqual({ applied: [], version: SHIPPED.at(-1), backupPath: undefined });
     again.db.close();
   });
 

@@ -2,7 +2,7 @@ import { copyFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.js';
-import { defaultMigrationsDir } from '../../src/db/migrations.js';
+import { defaultMigrationsDir, loadMigrations } from '../../src/db/migrations.js';
 import { openTestDatabase, tempDir } from '../support/test-driver.js';
 import { addChannel, addMessages, count, HOUR, maintenanceFor, T0, testClock, testConfig, testDb } from './helpers.js';
 
@@ -38,7 +38,7 @@ describe('FTS merging in the tick', () => {
     old.db.close();
 
     const upgraded = await openTestDatabase(dir);
-    expect(upgraded.migrations.applied).toEqual([2, 3]);
+    expect(upgraded.migrations.applied).toEqual(loadMigrations(defaultMigrationsDir()).map((m) => m.version).filter((v) => v >= 2));
     expect(readdirSync(join(dir, 'backups'))).toHaveLength(1);
     expect(upgraded.db.get("SELECT v FROM messages_fts_config WHERE k = 'automerge'")).toEqual({ v: 0 });
     expect(hits(upgraded.db, 'upgrade')).toBe(50);
