@@ -7,8 +7,8 @@
  * any internal error: all warn on stderr and exit 0. Only a staged path
  * covered by another agent's live exclusive reservation refuses.
  *
- * This module is loaded only for `guard` and imports only what the check
- * needs (no MCP SDK, no embeddings): it runs on every commit.
+ * It is loaded only for `guard` (src/cli/entries/guard.ts) and imports only
+ * what the check needs (no MCP server, no embeddings): it runs on every commit.
  */
 import { resolve } from 'node:path';
 import { repositoryLabel } from '../bus/reservations-repository.js';
@@ -47,7 +47,7 @@ function refusalText(hits: readonly GuardHit[], committer: Committer | undefined
 
 async function check(io: CliIo, flags: Record<string, unknown>): Promise<number> {
   const now = io.clock.now();
-  const committer = committingAgent(io.env, io.cwd, typeof flags.as === 'number' ? String(flags.as) : flags.as);
+  const committer = committingAgent(io.env, io.cwd, flags.as);
   const config = commandConfig(io, flags);
   const verdict = await checkCommit({ cwd: io.cwd, env: io.env, config, committer, now });
   if (verdict.kind === 'unchecked') {

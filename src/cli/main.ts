@@ -89,15 +89,14 @@ const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   },
   guard: {
     usage: 'guard',
-    describe: `The git pre-commit check: refuse (exit 3) a commit whose staged files another live agent reserved exclusively, naming holder, pattern and reason; anything broken in agentbus warns and exits 0. --install writes .git/hooks/pre-commit. ${EXIT_TEXT}`,
+    describe: `The git pre-commit check: refuse (exit 3) a commit whose staged files another live agent reserved exclusively, naming holder, pattern and reason; anything broken in agentbus warns and exits 0. --install writes the repository's pre-commit hook. ${EXIT_TEXT}`,
     options: [
-      ...COMMON_OPTIONS,
-      ['--install', 'Write the repository\'s pre-commit hook (refuses to replace a hook agentbus did not write)', false],
-      ['--as', 'The committing agent\'s display name (default: AGENTBUS_AS, else .local/agentbus.json)'],
+      CONFIG_OPTION,
+      { flag: '--install', description: 'Write the repository\'s pre-commit hook (refuses to replace a hook agentbus did not write)', boolean: true },
+      { flag: '--as', description: 'The committing agent\'s display name (default: AGENTBUS_AS, else .local/agentbus.json)', value: 'a display name, e.g. --as Sam2' },
     ],
     examples: ['guard --install', 'guard', 'guard --as Sam2'],
-    // Loaded on demand: the guard runs on every commit and needs none of the other commands' modules.
-    action: async (io, _args, flags) => (await import('./guard-command.js')).guardCommand(io, flags),
+    load: async () => (await import('./entries/guard.js')).run,
   },
   convert: {
     usage: 'convert',
