@@ -3,7 +3,7 @@ import { appendFileSync, readFileSync, symlinkSync, writeFileSync } from 'node:f
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HOOK_LINE, HOOK_MARKER } from '../../src/cli/guard-install.js';
-import { git, gitRepo, writeFiles } from '../reservations/git-repo.js';
+import { git, gitRepo, personEnv, writeFiles } from '../reservations/git-repo.js';
 import { startMcp } from '../support/mcp-process.js';
 import { tempDir } from '../support/test-driver.js';
 import { REPO_ROOT, installSnippets, localised, snippet } from './doc-snippets.js';
@@ -19,7 +19,7 @@ function linkedBin(): string {
 
 /** `git commit` with the hook seeing the bus in `dataDir` and `path` as PATH; true when the commit was made. */
 function commits(repo: string, dataDir: string, path: string): { ok: boolean; stderr: string } {
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('GIT_') && !k.startsWith('AGENTBUS_')));
+  const clean = personEnv();
   const run = spawnSync('git', ['commit', '-q', '-m', 'change'], {
     cwd: repo,
     encoding: 'utf8',

@@ -54,3 +54,17 @@ export function gitClone(repo: string): string {
   git(dir, ['config', 'user.name', 'Agent']);
   return dir;
 }
+
+/**
+ * The environment a git command gets when a person runs it: none of the
+ * test runner's GIT_*, AGENTBUS_* or npm_* variables (under `npx vitest`,
+ * npm_command=exec would make bin/agentbus.js hand over to npx's Node).
+ */
+export function personEnv(): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(process.env).filter(
+      (entry): entry is [string, string] =>
+        entry[1] !== undefined && !entry[0].startsWith('GIT_') && !entry[0].startsWith('AGENTBUS_') && !entry[0].startsWith('npm_'),
+    ),
+  );
+}

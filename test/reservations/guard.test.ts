@@ -8,7 +8,7 @@ import { startMcp, type McpProcess } from '../support/mcp-process.js';
 import { openDatabase } from '../../src/db/open-database.js';
 import { tempDir, testDriverName } from '../support/test-driver.js';
 import { stopCleanly } from './clean-exit.js';
-import { git, gitRepo, gitWorktree, writeFiles } from './git-repo.js';
+import { git, gitRepo, gitWorktree, personEnv, writeFiles } from './git-repo.js';
 
 type Json = Record<string, any>;
 
@@ -20,7 +20,7 @@ interface Commit {
 /** `git commit` in `cwd` as a shell would run it, the hook seeing the bus in `dataDir`; HEAD moved or not is the verdict. */
 function commit(cwd: string, dataDir: string, args: readonly string[], env: Record<string, string> = {}): Commit {
   const before = git(cwd, ['rev-parse', 'HEAD']);
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('GIT_') && !k.startsWith('AGENTBUS_')));
+  const clean = personEnv();
   const run = spawnSync('git', ['commit', '-q', '-m', 'change', ...args], {
     cwd,
     encoding: 'utf8',
