@@ -17,6 +17,9 @@ import type {
   Statement,
 } from '../../src/db/driver.js';
 import { DbError, dbErrorCodeFromSqlite } from '../../src/db/db-error.js';
+import { runResult } from '../../src/db/run-result.js';
+import { isBlankSql, noStatement, scanParameters, secondStatement } from '../../src/db/sql-scan.js';
+import { checkValue, StatementParameters, unsafeIntegerError } from '../../src/db/statement-parameters.js';
 
 type SqliteModule = typeof import('node:sqlite');
 
@@ -47,17 +50,24 @@ async function importNodeSqlite(): Promise<SqliteModule> {
 
 function toDbError(error: unknown): DbError {
   if (error instanceof DbError) return error;
-  const e = error as { errcode?: unknown; message?: unknown };
+  const e = error as { errcode?: unknown; message?: unknown; code?: unknown };
   if (typeof e?.errcode === 'number') {
     return new DbError(dbErrorCodeFromSqlite(e.errcode), String(e.message), {
       sqliteCode: e.errcode,
       error,
     });
   }
-  if (error instanceof TypeError || error instanceof RangeError) {
-    return new DbError('sql', error.message, { error });
+  const message = String(e?.message ?? error);
+  if (e?.code === 'ERR_OUT_OF_RANGE') {
+    // node:sqlite refuses to round an integer beyond 2^53 on read; it names the value, not the column.
+    const value = /(-?\d+)\s*$/.exec(message)?.[1];
+    const mapped = unsafeIntegerError('a value in the result', value);
+    return new DbError(mapped.code, mapped.message, { error });
   }
-  return new DbError('error', String((error as Error)?.message ?? error), { error });
+  if (error instanceof TypeError || error instanceof RangeError) {
+    return new DbError('sql', message, { error });
+  }
+  return new DbError('error', message, { error });
 }
 
 function normalizeRow(row: unknown): Row {
@@ -65,65 +75,112 @@ function normalizeRow(row: unknown): Row {
   return { ...(row as Row) };
 }
 
+/**
+ * The value node:sqlite should bind for `value`, after the contract's check:
+ * node:sqlite binds every number as REAL, so a safe integer goes as a bigint
+ * to bind as INTEGER like the wasm driver (typeof(), integer division and
+ * JSON text then agree between drivers).
+ */
+function engineValue(value: SqlValue, key: number | string): unknown {
+  if (typeof value === 'number') return Number.isSafeInteger(value) ? BigInt(value) : value;
+  checkValue(value, key);
+  return value;
+}
+
+type EngineArgs = unknown[];
+
 class NativeStatement implements Statement {
   #stmt: StatementSync | undefined;
+  readonly #conn: NativeConnection;
+  readonly #sql: string;
   readonly #returnsRows: boolean;
+  #parameters: StatementParameters | undefined;
 
-  readonly #lastChange: () => RunResult;
-
-  constructor(stmt: StatementSync, sql: string, lastChange: () => RunResult) {
+  constructor(stmt: StatementSync, sql: string, conn: NativeConnection) {
     this.#stmt = stmt;
+    this.#sql = sql;
+    this.#conn = conn;
     // node:sqlite's run() steps only once when the statement yields a row, and
     // some pragmas (incremental_vacuum) yield column-less rows: one step frees
     // one page. Those statements are stepped to the end through all().
     this.#returnsRows = stmt.columns().length > 0 || /^\s*PRAGMA\b/i.test(sql);
-    this.#lastChange = lastChange;
   }
 
   #live(): StatementSync {
-    if (this.#stmt === undefined) throw new DbError('sql', 'statement used after finalize()');
+    if (this.#stmt === undefined) throw new DbError('closed', 'statement used after finalize() or close(): prepare it again');
     return this.#stmt;
   }
 
-  #call<R>(params: BindParams | undefined, fn: (stmt: StatementSync, args: SqlValue[] | [Record<string, SqlValue>]) => R): R {
+  /** The values checked against the statement (node:sqlite leaves a missing one NULL) and converted. */
+  #args(params: BindParams | undefined): EngineArgs {
+    // node:sqlite does not list a statement's parameters: read them from the text, once.
+    if (this.#parameters === undefined) {
+      const scanned = scanParameters(this.#sql);
+      this.#parameters = new StatementParameters(scanned.count, (i) => scanned.names.get(i));
+    }
+    this.#parameters.check(params);
+    if (params === undefined) return [];
+    if (Array.isArray(params)) {
+      const list = params as readonly SqlValue[];
+      const args: unknown[] = new Array(list.length);
+      for (let i = 0; i < list.length; i++) args[i] = engineValue(list[i] as SqlValue, i + 1);
+      return args;
+    }
+    const named = params as Readonly<Record<string, SqlValue>>;
+    const object: Record<string, unknown> = {};
+    for (const key of Object.keys(named)) object[key] = engineValue(named[key] as SqlValue, key);
+    return [object];
+  }
+
+  run(params?: BindParams): RunResult {
     const stmt = this.#live();
-    const args: SqlValue[] | [Record<string, SqlValue>] =
-      params === undefined ? [] : Array.isArray(params) ? [...(params as SqlValue[])] : [params as Record<string, SqlValue>];
+    const args = this.#args(params);
     try {
-      return fn(stmt, args);
+      if (this.#returnsRows) {
+        // Rows are discarded unread: an integer beyond 2^53 in them must not throw.
+        stmt.setReadBigInts(true);
+        try {
+          (stmt.all as (...a: unknown[]) => unknown[])(...args);
+        } finally {
+          stmt.setReadBigInts(false);
+        }
+        return this.#conn.lastChange();
+      }
+      const r = (stmt.run as (...a: unknown[]) => { changes: number | bigint; lastInsertRowid: number | bigint })(...args);
+      return runResult(Number(r.changes), r.lastInsertRowid);
     } catch (error) {
       throw toDbError(error);
     }
   }
 
-  run(params?: BindParams): RunResult {
-    return this.#call(params, (stmt, args) => {
-      if (this.#returnsRows) {
-        (stmt.all as (...a: unknown[]) => unknown[])(...args);
-        return this.#lastChange();
-      }
-      const r = (stmt.run as (...a: unknown[]) => { changes: number | bigint; lastInsertRowid: number | bigint })(...args);
-      return { changes: Number(r.changes), lastInsertRowid: Number(r.lastInsertRowid) };
-    });
-  }
-
   get<T extends object = Row>(params?: BindParams): T | undefined {
-    return this.#call(params, (stmt, args) => {
+    const stmt = this.#live();
+    const args = this.#args(params);
+    try {
       const row = (stmt.get as (...a: unknown[]) => unknown)(...args);
       return row === undefined ? undefined : (normalizeRow(row) as T);
-    });
+    } catch (error) {
+      throw toDbError(error);
+    }
   }
 
   all<T extends object = Row>(params?: BindParams): T[] {
-    return this.#call(params, (stmt, args) => {
+    const stmt = this.#live();
+    const args = this.#args(params);
+    try {
       const rows = (stmt.all as (...a: unknown[]) => unknown[])(...args);
       return rows.map((r) => normalizeRow(r) as T);
-    });
+    } catch (error) {
+      throw toDbError(error);
+    }
   }
 
   finalize(): void {
-    // node:sqlite finalizes statements when they are collected or the database closes.
+    if (this.#stmt === undefined) return;
+    // node:sqlite (22) has no finalize: the engine frees the statement when
+    // the object is collected or the database closes.
     this.#stmt = undefined;
+    this.#conn.forget(this);
   }
 }
 
@@ -131,6 +188,8 @@ class NativeConnection implements Connection {
   readonly path: string;
   readonly capabilities: DriverCapabilities;
   #db: DatabaseSync | undefined;
+  readonly #statements = new Set<NativeStatement>();
+  #changes: StatementSync | undefined;
 
   constructor(db: DatabaseSync, path: string, capabilities: DriverCapabilities) {
     this.#db = db;
@@ -139,44 +198,95 @@ class NativeConnection implements Connection {
   }
 
   #live(): DatabaseSync {
-    if (this.#db === undefined) throw new DbError('sql', `connection to ${this.path} used after close()`);
+    if (this.#db === undefined) throw new DbError('closed', `connection to ${this.path} used after close(): open it again`);
     return this.#db;
   }
 
+  get inTransaction(): boolean {
+    const db = this.#live();
+    const known = (db as { isTransaction?: unknown }).isTransaction;
+    return typeof known === 'boolean' ? known : probeTransaction(db);
+  }
+
+  get openStatements(): number {
+    return this.#statements.size;
+  }
+
   exec(sql: string): void {
+    const db = this.#live();
+    // sqlite3_exec would bind nothing and run a parameter as NULL.
+    if (MAYBE_PARAMETER.test(sql) && scanParameters(sql).count > 0) {
+      throw new DbError('bind', 'exec() binds no values but the SQL has a parameter: run that statement through prepare()');
+    }
     try {
-      this.#live().exec(sql);
+      db.exec(sql);
     } catch (error) {
       throw toDbError(error);
     }
   }
 
-  #changes: StatementSync | undefined;
-
-  #lastChange = (): RunResult => {
-    this.#changes ??= this.#live().prepare('SELECT changes() AS c, last_insert_rowid() AS r');
-    const row = this.#changes.get() as { c: number; r: number };
-    return { changes: Number(row.c), lastInsertRowid: Number(row.r) };
-  };
+  /** What run() reports for a statement that was stepped through all(). */
+  lastChange(): RunResult {
+    if (this.#changes === undefined) {
+      this.#changes = this.#live().prepare('SELECT changes() AS c, last_insert_rowid() AS r');
+      this.#changes.setReadBigInts(true);
+    }
+    const row = this.#changes.get() as { c: bigint; r: bigint };
+    return runResult(Number(row.c), row.r);
+  }
 
   prepare(sql: string): Statement {
+    const db = this.#live();
+    if (isBlankSql(sql)) throw noStatement();
+    let stmt: StatementSync;
     try {
-      return new NativeStatement(this.#live().prepare(sql), sql, this.#lastChange);
+      stmt = db.prepare(sql);
     } catch (error) {
       throw toDbError(error);
     }
+    // sourceSQL is SQLite's text of the compiled statement: the input up to where it stopped reading.
+    const tail = sql.slice(stmt.sourceSQL.length);
+    if (!isBlankSql(tail)) throw secondStatement(tail);
+    const statement = new NativeStatement(stmt, sql, this);
+    this.#statements.add(statement);
+    return statement;
+  }
+
+  /** Forgets a finalized statement. */
+  forget(stmt: NativeStatement): void {
+    this.#statements.delete(stmt);
   }
 
   close(): void {
     const db = this.#db;
     if (db === undefined) return;
+    for (const stmt of [...this.#statements]) stmt.finalize();
     this.#db = undefined;
+    this.#changes = undefined;
     try {
       db.close();
     } catch (error) {
       throw toDbError(error);
     }
   }
+}
+
+/** Characters without which SQL text has no parameter. */
+const MAYBE_PARAMETER = /[?:@$#]/;
+
+/**
+ * Whether a transaction is open, on a node:sqlite without `isTransaction`
+ * (before 22.16): a deferred BEGIN takes no lock and fails only inside a
+ * transaction; when it succeeds it is undone at once.
+ */
+export function probeTransaction(db: DatabaseSync): boolean {
+  try {
+    db.exec('BEGIN DEFERRED');
+  } catch {
+    return true;
+  }
+  db.exec('ROLLBACK');
+  return false;
 }
 
 function nodeVersionAtLeast(version: string, minimum: string): boolean {

@@ -1,6 +1,6 @@
 /**
- * Connection and Statement of the wasm driver, on SQLite's raw C API. Core
- * relies on exact semantics: plain row objects, integers as JS numbers,
+ * Connection and Statement of the wasm driver, on SQLite's raw C API, to the
+ * letter of src/db/driver.ts: plain row objects, integers as JS numbers,
  * `{name: 1}` binding `:name`, and exec/run stepping every statement until
  * SQLITE_DONE (oo1's exec steps a statement without result columns only
  * once, so `PRAGMA incremental_vacuum` would free a single page).
@@ -18,6 +18,9 @@ import type {
   Statement,
 } from '../../src/db/driver.js';
 import { DbError, dbErrorCodeFromSqlite } from '../../src/db/db-error.js';
+import { runResult } from '../../src/db/run-result.js';
+import { isBlankSql, noStatement, scanParameters, secondStatement } from '../../src/db/sql-scan.js';
+import { checkValue, StatementParameters, unsafeIntegerError } from '../../src/db/statement-parameters.js';
 import { VFS_NAME } from './node-fs-vfs.js';
 import { refreshIndexesBeforeStatement } from './shm-index.js';
 import { BusyWaiter } from './busy-wait.js';
@@ -36,6 +39,8 @@ const OPEN_CREATE = 0x4;
 const OPEN_EXRESCODE = 0x02000000;
 const DBCONFIG_DQS_DML = 1013;
 const DBCONFIG_DQS_DDL = 1014;
+/** Characters without which SQL text has no parameter. */
+const MAYBE_PARAMETER = /[?:@$#]/;
 /** How many distinct exec() texts stay compiled per connection. */
 const EXEC_CACHE_SIZE = 32;
 
@@ -51,6 +56,7 @@ const WAL_CHECK_INTERVAL_MS = 1000;
 /** Busy wait allowed for the growth-guard checkpoint. */
 const WAL_TRUNCATE_BUSY_MS = 1000;
 
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
 
@@ -164,8 +170,16 @@ export class WasmConnection implements Connection {
   }
 
   #live(): number {
-    if (this.#pDb === 0) throw new DbError('sql', `connection to ${this.path} used after close()`);
+    if (this.#pDb === 0) throw new DbError('closed', `connection to ${this.path} used after close(): open it again`);
     return this.#pDb;
+  }
+
+  get inTransaction(): boolean {
+    return this.#e.sqlite3_get_autocommit(this.#live()) === 0;
+  }
+
+  get openStatements(): number {
+    return this.#statements.size;
   }
 
   /** Builds a DbError from the connection's last error. */
@@ -181,6 +195,10 @@ export class WasmConnection implements Connection {
       this.#stepToDone(cached, true);
       this.afterStatement();
       return;
+    }
+    // Checked before any statement runs (the engine would only tell, statement by statement).
+    if (MAYBE_PARAMETER.test(sql) && scanParameters(sql).count > 0) {
+      throw new DbError('bind', 'exec() binds no values but the SQL has a parameter: run that statement through prepare()');
     }
     const e = this.#e;
     const wasm = this.#wasm;
@@ -232,6 +250,7 @@ export class WasmConnection implements Connection {
 
   prepare(sql: string): Statement {
     const pDb = this.#live();
+    if (isBlankSql(sql)) throw noStatement();
     const e = this.#e;
     const wasm = this.#wasm;
     const bytes = encoder.encode(sql);
@@ -239,11 +258,21 @@ export class WasmConnection implements Connection {
     const heap8 = wasm.heap8u();
     heap8.set(bytes, pSql);
     heap8[pSql + bytes.length] = 0;
-    wasm.pokePtr(this.#ptrs, 0);
-    const rc = e.sqlite3_prepare_v3(pDb, pSql, bytes.length, 0, this.#ptrs, 0);
+    const ppStmt = this.#ptrs;
+    const pzTail = this.#ptrs + 8;
+    wasm.pokePtr(ppStmt, 0);
+    const rc = e.sqlite3_prepare_v3(pDb, pSql, bytes.length, 0, ppStmt, pzTail);
     if (rc !== SQLITE_OK) throw this.error(rc);
-    const pStmt = wasm.peekPtr(this.#ptrs);
-    if (pStmt === 0) throw new DbError('sql', 'prepare() needs one SQL statement; the text has none');
+    const pStmt = wasm.peekPtr(ppStmt);
+    if (pStmt === 0) throw noStatement();
+    const tailAt = wasm.peekPtr(pzTail) - pSql;
+    if (tailAt < bytes.length) {
+      const tail = decoder.decode(wasm.heap8u().subarray(pSql + tailAt, pSql + bytes.length));
+      if (!isBlankSql(tail)) {
+        e.sqlite3_finalize(pStmt);
+        throw secondStatement(tail);
+      }
+    }
     const stmt = new WasmStatement(this, e, wasm, this.#scratch, pDb, pStmt);
     this.#statements.add(stmt);
     return stmt;
@@ -317,7 +346,7 @@ class WasmStatement implements Statement {
   readonly #pDb: number;
   #pStmt: number;
   #names: string[] | undefined;
-  #params: Map<string, number> | undefined;
+  #parameters: StatementParameters | undefined;
 
   constructor(conn: WasmConnection, e: SqliteExports, wasm: SqliteWasm, scratch: Scratch, pDb: number, pStmt: number) {
     this.#conn = conn;
@@ -329,56 +358,54 @@ class WasmStatement implements Statement {
   }
 
   #live(): number {
-    if (this.#pStmt === 0) throw new DbError('sql', 'statement used after finalize()');
+    if (this.#pStmt === 0) throw new DbError('closed', 'statement used after finalize() or close(): prepare it again');
     return this.#pStmt;
   }
 
-  #paramIndex(name: string): number {
-    if (this.#params === undefined) {
-      const map = new Map<string, number>();
-      const n = this.#e.sqlite3_bind_parameter_count(this.#pStmt);
-      for (let i = 1; i <= n; i++) {
-        const p = this.#e.sqlite3_bind_parameter_name(this.#pStmt, i);
-        if (p === 0) continue;
-        const full = this.#wasm.cstrToJs(p);
-        if (full.startsWith('?')) continue;
-        map.set(full.slice(1), i);
-      }
-      this.#params = map;
+  /** The statement's parameters as SQLite lists them, read once. */
+  #params(p: number): StatementParameters {
+    if (this.#parameters === undefined) {
+      const e = this.#e;
+      this.#parameters = new StatementParameters(e.sqlite3_bind_parameter_count(p), (i) => {
+        const name = e.sqlite3_bind_parameter_name(p, i);
+        return name === 0 ? undefined : this.#wasm.cstrToJs(name);
+      });
     }
-    return this.#params.get(name) ?? 0;
+    return this.#parameters;
   }
 
-  #bindOne(p: number, i: number, v: SqlValue | boolean | undefined): number {
+  #bindOne(p: number, i: number, v: SqlValue, key: number | string): number {
     const e = this.#e;
-    if (v === null || v === undefined) return e.sqlite3_bind_null(p, i);
+    if (v === null) return e.sqlite3_bind_null(p, i);
     switch (typeof v) {
       case 'number':
         if (Number.isSafeInteger(v)) return e.sqlite3_bind_int64(p, i, BigInt(v));
         return e.sqlite3_bind_double(p, i, v);
       case 'bigint':
-        if (v < -(2n ** 63n) || v >= 2n ** 63n) throw new DbError('sql', `integer ${v} does not fit in 64 bits`);
+        checkValue(v, key);
         return e.sqlite3_bind_int64(p, i, v);
       case 'string': {
+        checkValue(v, key);
         const cap = v.length * 3 + 1;
         const ptr = this.#scratch.reserve(cap);
         const { written } = encoder.encodeInto(v, this.#wasm.heap8u().subarray(ptr, ptr + cap));
         return e.sqlite3_bind_text(p, i, ptr, written, SQLITE_TRANSIENT);
       }
-      case 'boolean':
-        return e.sqlite3_bind_int64(p, i, v ? 1n : 0n);
       default:
-        if (v instanceof Uint8Array) {
-          const ptr = this.#scratch.reserve(v.length + 1);
-          this.#wasm.heap8u().set(v, ptr);
-          return e.sqlite3_bind_blob(p, i, ptr, v.length, SQLITE_TRANSIENT);
+        checkValue(v, key);
+        {
+          // A Uint8Array. The scratch address is never 0, so an empty one binds as a zero-length blob, not NULL.
+          const blob = v as Uint8Array;
+          const ptr = this.#scratch.reserve(blob.length + 1);
+          this.#wasm.heap8u().set(blob, ptr);
+          return e.sqlite3_bind_blob(p, i, ptr, blob.length, SQLITE_TRANSIENT);
         }
-        throw new DbError('sql', `cannot bind a value of type ${typeof v}`);
     }
   }
 
   #bind(params: BindParams | undefined): number {
     const p = this.#live();
+    this.#params(p).check(params);
     const e = this.#e;
     this.#conn.beforeStatement();
     e.sqlite3_reset(p);
@@ -386,19 +413,16 @@ class WasmStatement implements Statement {
     if (params === undefined) return p;
     if (Array.isArray(params)) {
       const list = params as readonly SqlValue[];
-      const count = e.sqlite3_bind_parameter_count(p);
-      if (list.length > count) throw new DbError('sql', `${list.length} values bound to a statement with ${count} parameters`);
       for (let i = 0; i < list.length; i++) {
-        const rc = this.#bindOne(p, i + 1, list[i]);
+        const rc = this.#bindOne(p, i + 1, list[i] as SqlValue, i + 1);
         if (rc !== SQLITE_OK) throw this.#conn.error(rc);
       }
       return p;
     }
     const named = params as Readonly<Record<string, SqlValue>>;
+    const parameters = this.#params(p);
     for (const key of Object.keys(named)) {
-      const index = this.#paramIndex(key);
-      if (index === 0) throw new DbError('sql', `Unknown named parameter '${key}'`);
-      const rc = this.#bindOne(p, index, named[key]);
+      const rc = this.#bindOne(p, parameters.indexOf(key), named[key] as SqlValue, key);
       if (rc !== SQLITE_OK) throw this.#conn.error(rc);
     }
     return p;
@@ -421,8 +445,10 @@ class WasmStatement implements Statement {
           const d = e.sqlite3_column_double(p, i);
           if (Number.isSafeInteger(d)) row[name] = d;
           else {
+            // The double may have rounded across the boundary: decide on the exact value.
             const big = e.sqlite3_column_int64(p, i);
-            row[name] = big >= BigInt(Number.MIN_SAFE_INTEGER) && big <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(big) : big;
+            if (big < -MAX_SAFE || big > MAX_SAFE) throw unsafeIntegerError(`column "${name}"`, big);
+            row[name] = Number(big);
           }
           break;
         }
@@ -461,10 +487,7 @@ class WasmStatement implements Statement {
     do rc = e.sqlite3_step(p);
     while (rc === SQLITE_ROW);
     if (rc !== SQLITE_DONE) throw this.#fail(p, rc);
-    const result = {
-      changes: Number(e.sqlite3_changes64(this.#pDb)),
-      lastInsertRowid: Number(e.sqlite3_last_insert_rowid(this.#pDb)),
-    };
+    const result = runResult(Number(e.sqlite3_changes64(this.#pDb)), e.sqlite3_last_insert_rowid(this.#pDb));
     e.sqlite3_reset(p);
     this.#conn.afterStatement();
     return result;
@@ -474,9 +497,11 @@ class WasmStatement implements Statement {
     const p = this.#bind(params);
     const rc = this.#e.sqlite3_step(p);
     if (rc === SQLITE_ROW) {
-      const row = this.#row(p);
-      this.#e.sqlite3_reset(p);
-      return row as T;
+      try {
+        return this.#row(p) as T;
+      } finally {
+        this.#e.sqlite3_reset(p);
+      }
     }
     if (rc !== SQLITE_DONE) throw this.#fail(p, rc);
     this.#e.sqlite3_reset(p);
@@ -486,16 +511,19 @@ class WasmStatement implements Statement {
   all<T extends object = Row>(params?: BindParams): T[] {
     const p = this.#bind(params);
     const rows: T[] = [];
-    for (;;) {
-      const rc = this.#e.sqlite3_step(p);
-      if (rc === SQLITE_ROW) {
-        rows.push(this.#row(p) as T);
-        continue;
+    try {
+      for (;;) {
+        const rc = this.#e.sqlite3_step(p);
+        if (rc === SQLITE_ROW) {
+          rows.push(this.#row(p) as T);
+          continue;
+        }
+        if (rc !== SQLITE_DONE) throw this.#conn.error(rc);
+        break;
       }
-      if (rc !== SQLITE_DONE) throw this.#fail(p, rc);
-      break;
+    } finally {
+      this.#e.sqlite3_reset(p);
     }
-    this.#e.sqlite3_reset(p);
     return rows;
   }
 

@@ -2,7 +2,7 @@
  * Core's handle on one open database: statement cache, transactions and
  * pragmas, written once over the Driver contract.
  */
-import type { BindParams, Connection, DriverCapabilities, Row, RunResult, SqlValue, Statement } from './driver.js';
+import type { BindParams, Connection, DriverCapabilities, Row, RunResult, SqlResult, Statement } from './driver.js';
 
 export class Database {
   readonly #conn: Connection;
@@ -57,7 +57,7 @@ export class Database {
   }
 
   /** The single value of a `PRAGMA name` (or `PRAGMA name(arg)`) query. */
-  pragma(text: string): SqlValue | undefined {
+  pragma(text: string): SqlResult | undefined {
     const row = this.#conn.prepare(`PRAGMA ${text}`).get();
     return row === undefined ? undefined : Object.values(row)[0];
   }

@@ -18,8 +18,16 @@ export type DbErrorCode =
   | 'cantopen'
   /** The disk is full. */
   | 'full'
-  /** SQL or API misuse: syntax errors, unknown tables, bad bindings. */
+  /** SQL or API misuse: syntax errors, unknown tables or columns. */
   | 'sql'
+  /** The values given do not fit the statement's parameters (missing, unknown, too many, or a value SQLite cannot store). */
+  | 'bind'
+  /** An integer a JS number cannot hold exactly (beyond ±(2^53-1)) was read, or a bigint beyond 64 bits was bound. */
+  | 'integer_range'
+  /** prepare() was given no statement, or more than one (exec() runs several). */
+  | 'statement_count'
+  /** A statement was used after finalize(), or a connection after close(). */
+  | 'closed'
   /** The driver cannot run on this Node (e.g. node:sqlite is missing). */
   | 'driver_unavailable'
   /** The file records the other lock protocol than the chosen driver speaks. */
@@ -79,9 +87,10 @@ export function dbErrorCodeFromSqlite(resultCode: number): DbErrorCode {
       return 'full';
     case 1: // SQLITE_ERROR (syntax, missing table, ...)
     case 21: // SQLITE_MISUSE
-    case 25: // SQLITE_RANGE
     case 20: // SQLITE_MISMATCH
       return 'sql';
+    case 25: // SQLITE_RANGE (a parameter index the statement does not have)
+      return 'bind';
     default:
       return 'error';
   }

@@ -8,14 +8,37 @@
  * core (`database.ts`), on top of `exec` and `prepare`.
  */
 
-/** A value SQLite can bind or return. Integers come back as JS numbers. */
+/**
+ * A value SQLite can bind or return. Binding: null is NULL; a number that is
+ * a safe integer (Number.isSafeInteger) binds as INTEGER and any other number
+ * as REAL (NaN as NULL, SQLite's rule); a bigint binds as INTEGER and one
+ * outside 64 bits throws `integer_range`; a string binds as TEXT and one
+ * containing U+0000 throws `bind` (SQLite's text functions and node:sqlite's
+ * reader stop at it: store such data as a blob); a Uint8Array (an empty one
+ * too) binds as BLOB. Anything else (undefined, booleans, objects) throws
+ * `bind`. Reading: INTEGER comes back as a number, and an integer beyond
+ * ±(2^53-1) throws `integer_range` rather than come back rounded or as a
+ * bigint (read such a column with CAST(x AS TEXT)); REAL as a number; TEXT as
+ * a string, exactly as stored; BLOB as a Uint8Array (empty for a zero-length
+ * blob); NULL as null. Rows therefore never hold a bigint.
+ */
 export type SqlValue = null | number | bigint | string | Uint8Array;
 
-/** Positional (`?`) parameters, or named parameters (`:name` in SQL, `name` as the key). */
+/** A value as it comes back from SQLite: never a bigint (see SqlValue). */
+export type SqlResult = Exclude<SqlValue, bigint>;
+
+/**
+ * The values for a statement's parameters. An array binds nameless
+ * parameters (`?`, `?NNN`) by index and must hold exactly one value per
+ * index; an object binds named parameters (`:name`, `@name`, `$name` in SQL,
+ * the bare `name` as the key) and must have an own key for every one and no
+ * other key. A statement without parameters takes no values; one that mixes
+ * both kinds cannot be bound. A mismatch throws `bind` before anything runs.
+ */
 export type BindParams = readonly SqlValue[] | Readonly<Record<string, SqlValue>>;
 
 /** A result row: a plain object keyed by column name. */
-export type Row = Record<string, SqlValue>;
+export type Row = Record<string, SqlResult>;
 
 /** How a database file is locked across processes; recorded in the file header. */
 export type LockProtocol = 'posix' | 'portable';
@@ -26,18 +49,28 @@ export type DriverName = 'native' | 'wasm';
 export interface RunResult {
   /** Rows changed by the statement (INSERT/UPDATE/DELETE), as a plain number. */
   readonly changes: number;
-  /** Rowid of the last inserted row on this connection, as a plain number. */
+  /**
+   * Rowid of the last inserted row on this connection, as a plain number.
+   * Reading it throws `integer_range` when that rowid is beyond ±(2^53-1)
+   * (the statement did run; run() itself does not throw for it).
+   */
   readonly lastInsertRowid: number;
 }
 
+/**
+ * One compiled statement. Every method that runs it first checks the values
+ * against its parameters (BindParams), resets it and rebinds every
+ * parameter, so nothing carries over from an earlier call, and leaves it
+ * reset afterwards, holding no lock, even when it throws.
+ */
 export interface Statement {
-  /** Executes to completion (stepping until done) and reports changes. */
+  /** Executes to completion (stepping until done, rows discarded unread) and reports changes. */
   run(params?: BindParams): RunResult;
-  /** Returns the first row, or undefined when there is none. */
+  /** Returns the first row, or undefined when there is none; the statement is not stepped further. */
   get<T extends object = Row>(params?: BindParams): T | undefined;
   /** Returns every row, in order. */
   all<T extends object = Row>(params?: BindParams): T[];
-  /** Releases the statement; further use throws. Idempotent. */
+  /** Releases the statement; idempotent; any later run/get/all throws `closed`. */
   finalize(): void;
 }
 
@@ -62,11 +95,37 @@ export interface Connection {
   readonly path: string;
   /** What the driver behind this connection can do. */
   readonly capabilities: DriverCapabilities;
-  /** Runs one or more statements that return no rows, each stepped until done. */
+  /**
+   * True while SQLite has a transaction open on this connection (it is not
+   * in autocommit mode). It turns false by itself when SQLite rolls a
+   * transaction back on its own (SQLITE_FULL, an I/O error, an interrupt,
+   * ON CONFLICT ROLLBACK, RAISE(ROLLBACK)), so undo logic must check it.
+   */
+  readonly inTransaction: boolean;
+  /**
+   * How many statements prepare() returned on this connection that are not
+   * finalized yet: a diagnostic (a statement cache must keep it bounded).
+   * exec() never adds to it.
+   */
+  readonly openStatements: number;
+  /**
+   * Runs zero or more `;`-separated statements in order, each stepped until
+   * done, their rows discarded; stops at the first failure and throws it,
+   * leaving the statements before it applied. It binds nothing: text with
+   * a parameter (`?`, `:name`) throws `bind` before any of it runs.
+   */
   exec(sql: string): void;
-  /** Compiles one statement; throws DbError on a syntax error. */
+  /**
+   * Compiles exactly one statement (comments, whitespace and `;` around it
+   * are fine); throws `statement_count` for text with none or with a second
+   * statement after it (nothing of it runs), `sql` on a syntax error.
+   */
   prepare(sql: string): Statement;
-  /** Closes the connection and every statement it prepared. Idempotent. */
+  /**
+   * Finalizes every statement this connection prepared (using one afterwards
+   * throws `closed`), then closes; idempotent. Any other use afterwards
+   * throws `closed`.
+   */
   close(): void;
 }
 
