@@ -29,6 +29,11 @@ export class Database {
     return this.#depth > 0;
   }
 
+  /** Statements open on the connection, cached ones included: a diagnostic that must stay bounded. */
+  get openStatements(): number {
+    return this.#conn.openStatements;
+  }
+
   /** Runs statements that return no rows. */
   exec(sql: string): void {
     this.#conn.exec(sql);
@@ -56,9 +61,13 @@ export class Database {
     return this.prepare(sql).all<T>(params);
   }
 
-  /** The single value of a `PRAGMA name` (or `PRAGMA name(arg)`) query. */
+  /**
+   * The single value of a `PRAGMA name` (or `PRAGMA name(arg)`) query. The
+   * statement is cached like prepare()'s (callers pass constant texts, and
+   * the maintenance tick asks every time), so a call leaves nothing open.
+   */
   pragma(text: string): SqlResult | undefined {
-    const row = this.#conn.prepare(`PRAGMA ${text}`).get();
+    const row = this.prepare(`PRAGMA ${text}`).get();
     return row === undefined ? undefined : Object.values(row)[0];
   }
 

@@ -23,7 +23,10 @@ export async function vacuumStep(db: Database, pastDeadline: () => boolean, repo
       report.cutShort = true;
       return;
     }
-    const pages = Math.min(VACUUM_PAGES_PER_RUN, VACUUM_PAGES_PER_TICK - report.rows, free);
+    // Asking for more pages than are free frees them all. The page count is
+    // part of the SQL text, and every distinct text stays in the statement
+    // cache: sized by the free count it would differ from tick to tick.
+    const pages = Math.min(VACUUM_PAGES_PER_RUN, VACUUM_PAGES_PER_TICK - report.rows);
     // Statement.run steps until done; a single step would free only one page.
     timedTransaction(db, () => db.run(`PRAGMA incremental_vacuum(${pages})`), state, report);
     const freed = free - Number(db.pragma('freelist_count'));

@@ -45,4 +45,17 @@ describe('WAL and page pragmas on a real file', () => {
     expect(db.pragma('integrity_check')).toBe('ok');
     db.close();
   });
+
+  it('pragma() leaves no statement open per call (the maintenance tick asks every time)', async () => {
+    const { db } = await openTestDatabase(tempDir());
+    db.pragma('freelist_count');
+    db.pragma('page_count');
+    const before = db.openStatements;
+    for (let i = 0; i < 1000; i++) {
+      expect(db.pragma('freelist_count')).toBe(0);
+      expect(db.pragma('page_count')).toBeGreaterThan(0);
+    }
+    expect(db.openStatements).toBe(before);
+    db.close();
+  });
 });
