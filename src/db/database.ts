@@ -120,8 +120,14 @@ export class Database {
       this.#conn.exec(`RELEASE ${name}`);
       return result;
     } catch (error) {
-      this.#conn.exec(`ROLLBACK TO ${name}`);
-      this.#conn.exec(`RELEASE ${name}`);
+      // SQLite may have rolled the whole transaction back by itself (SQLITE_FULL,
+      // an I/O error, an interrupt, ON CONFLICT ROLLBACK, RAISE(ROLLBACK)): then
+      // there is no savepoint left to undo, and the caller needs this error, not
+      // "no such savepoint".
+      if (this.#conn.inTransaction) {
+        this.#conn.exec(`ROLLBACK TO ${name}`);
+        this.#conn.exec(`RELEASE ${name}`);
+      }
       throw error;
     } finally {
       this.#depth--;
@@ -131,9 +137,10 @@ export class Database {
 
   #rollbackQuietly(): void {
     try {
-      this.#conn.exec('ROLLBACK');
+      // Nothing is open when SQLite already rolled back by itself (e.g. after SQLITE_FULL).
+      if (this.#conn.inTransaction) this.#conn.exec('ROLLBACK');
     } catch {
-      // SQLite already rolled back (e.g. after SQLITE_FULL); nothing is open.
+      // The error that brought us here is the one to report.
     }
   }
 

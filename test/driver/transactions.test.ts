@@ -46,6 +46,53 @@ describe('transactions', () => {
     db.close();
   });
 
+  it('a nested transaction that SQLite rolled back by itself throws its own error, not "no such savepoint"', async () => {
+    const { db } = await openTestDatabase(tempDir());
+    db.exec(`CREATE TABLE r (x INTEGER PRIMARY KEY);
+      CREATE TRIGGER veto BEFORE INSERT ON r WHEN new.x < 0 BEGIN SELECT RAISE(ROLLBACK, 'negative x rolls everything back'); END;`);
+    const attempts: [string, () => void, RegExp][] = [
+      ['RAISE(ROLLBACK) in a trigger', () => db.run('INSERT INTO r VALUES (-1)'), /negative x rolls everything back/],
+      ['INSERT OR ROLLBACK on a conflict', () => db.run('INSERT OR ROLLBACK INTO r VALUES (1)'), /UNIQUE|PRIMARY KEY/i],
+    ];
+    for (const [what, fail, message] of attempts) {
+      let error: unknown;
+      try {
+        db.transaction(() => {
+          db.run('INSERT INTO r VALUES (1)');
+          db.transaction(fail);
+        });
+      } catch (e) {
+        error = e;
+      }
+      expect(isDbError(error, 'constraint'), `${what}: ${String(error)}`).toBe(true);
+      expect((error as Error).message, what).toMatch(message);
+      expect(db.inTransaction, what).toBe(false);
+      expect(db.get('SELECT count(*) AS n FROM r'), what).toEqual({ n: 0 });
+    }
+    // The connection is left usable, in and out of transactions.
+    db.transaction(() => db.transaction(() => db.run('INSERT INTO r VALUES (2)')));
+    expect(db.all('SELECT x FROM r')).toEqual([{ x: 2 }]);
+    db.close();
+  });
+
+  it('an outer transaction that SQLite rolled back by itself throws its own error', async () => {
+    const { db } = await openTestDatabase(tempDir());
+    db.exec('CREATE TABLE r (x INTEGER PRIMARY KEY)');
+    db.run('INSERT INTO r VALUES (1)');
+    let error: unknown;
+    try {
+      db.transaction(() => {
+        db.run('INSERT INTO r VALUES (2)');
+        db.run('INSERT OR ROLLBACK INTO r VALUES (1)');
+      });
+    } catch (e) {
+      error = e;
+    }
+    expect(isDbError(error, 'constraint')).toBe(true);
+    expect(db.all('SELECT x FROM r')).toEqual([{ x: 1 }]);
+    db.close();
+  });
+
   it('returns plain row objects and numbers', async () => {
     const { db } = await openTestDatabase(tempDir());
     const row = db.get<Record<string, unknown>>("SELECT 1 AS one, 'a' AS s, x'00ff' AS b, NULL AS z, 2.5 AS f");
