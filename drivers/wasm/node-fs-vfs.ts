@@ -104,10 +104,58 @@ const files = new Map<number, OpenFile>();
 
 const debug = process.env.AGENTBUS_WASM_DEBUG === '1';
 
-/** Maps a failure inside the file layer to a SQLite code; with AGENTBUS_WASM_DEBUG=1 says what failed on stderr. */
-function failed(where: string, error: unknown, rc: number): number {
+/** A failure inside the file layer: what SQLite was told (`rc`) and why. */
+interface FileLayerFailure {
+  readonly rc: number;
+  readonly error: Error;
+}
+
+/**
+ * The last failure per file path (the database, its -wal and -journal), so
+ * that the error the user sees can say why (SQLite itself only gets a result
+ * code), and the newest of all for xGetLastError. Bounded: a file layer that
+ * fails for many distinct paths forgets the oldest.
+ */
+const failures = new Map<string, FileLayerFailure>();
+let newestFailure: FileLayerFailure | undefined;
+const MAX_FAILURES_KEPT = 64;
+
+function remember(path: string | undefined, error: unknown, rc: number): void {
+  const failure = { rc, error: error instanceof Error ? error : new Error(String(error)) };
+  newestFailure = failure;
+  if (path === undefined) return;
+  failures.delete(path);
+  failures.set(path, failure);
+  if (failures.size > MAX_FAILURES_KEPT) failures.delete(failures.keys().next().value as string);
+}
+
+/**
+ * Maps a failure inside the file layer to a SQLite code and remembers it for
+ * the file (a sqlite3_file pointer or a path); with AGENTBUS_WASM_DEBUG=1 also
+ * says what failed on stderr.
+ */
+function failed(where: string, error: unknown, rc: number, file?: number | string): number {
   if (debug) process.stderr.write(`agentbus wasm vfs: ${where}: ${(error as Error)?.stack ?? String(error)}\n`);
+  remember(typeof file === 'number' ? files.get(file)?.path : file, error, rc);
   return rc;
+}
+
+/**
+ * Takes (and forgets) the last file-layer failure behind a SQLite error of
+ * the database at `dbPath` (its own file, -wal or -journal) whose primary
+ * result code matches `resultCode`, or undefined when none is known.
+ */
+export function takeFileLayerFailure(dbPath: string, resultCode: number): Error | undefined {
+  const primary = resultCode & 0xff;
+  let found: string | undefined;
+  // Map order is insertion order and remember() re-inserts: the last match is the newest.
+  for (const [path, failure] of failures) {
+    if ((path === dbPath || path.startsWith(`${dbPath}-`)) && (failure.rc & 0xff) === primary) found = path;
+  }
+  if (found === undefined) return undefined;
+  const failure = failures.get(found);
+  failures.delete(found);
+  return failure?.error;
 }
 
 function errnoCode(error: unknown): string | undefined {
@@ -186,24 +234,24 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
       try {
         if (pendingFd >= 0) flushPendingHeader();
       } catch (error) {
-        rc = failed('xClose', error, SQLITE_IOERR_WRITE);
+        rc = failed('xClose', error, SQLITE_IOERR_WRITE, f.path);
       }
       try {
         f.shm?.unmap(false);
       } catch (error) {
-        rc = failed('xClose', error, SQLITE_IOERR);
+        rc = failed('xClose', error, SQLITE_IOERR, f.path);
       }
       try {
         f.record?.release();
       } catch (error) {
-        rc = failed('xClose', error, SQLITE_IOERR);
+        rc = failed('xClose', error, SQLITE_IOERR, f.path);
       }
       if (f.connection !== undefined) closeConnectionNumber(f.connection);
       try {
         closeSync(f.fd);
         if (f.deleteOnClose) unlinkSync(f.path);
       } catch (error) {
-        rc = failed('xClose', error, SQLITE_IOERR);
+        rc = failed('xClose', error, SQLITE_IOERR, f.path);
       }
       return rc;
     },
@@ -226,7 +274,7 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
         }
         return SQLITE_OK;
       } catch (error) {
-        return failed('SQLITE_IOERR_READ', error, SQLITE_IOERR_READ);
+        return failed('SQLITE_IOERR_READ', error, SQLITE_IOERR_READ, pFile);
       }
     },
     xWrite(pFile: number, pSrc: number, n: number, offset: bigint): number {
@@ -262,7 +310,7 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
         return SQLITE_OK;
       } catch (error) {
         pendingFd = -1;
-        return errnoCode(error) === 'ENOSPC' ? SQLITE_FULL : SQLITE_IOERR_WRITE;
+        return failed('xWrite', error, errnoCode(error) === 'ENOSPC' ? SQLITE_FULL : SQLITE_IOERR_WRITE, pFile);
       }
     },
     xTruncate(pFile: number, size: bigint): number {
@@ -271,7 +319,7 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
         ftruncateSync(fileOf(pFile).fd, Number(size));
         return SQLITE_OK;
       } catch (error) {
-        return failed('SQLITE_IOERR_TRUNCATE', error, SQLITE_IOERR_TRUNCATE);
+        return failed('SQLITE_IOERR_TRUNCATE', error, SQLITE_IOERR_TRUNCATE, pFile);
       }
     },
     xSync(pFile: number, flags: number): number {
@@ -282,7 +330,7 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
         else fsyncSync(f.fd);
         return SQLITE_OK;
       } catch (error) {
-        return failed('SQLITE_IOERR_FSYNC', error, SQLITE_IOERR_FSYNC);
+        return failed('SQLITE_IOERR_FSYNC', error, SQLITE_IOERR_FSYNC, pFile);
       }
     },
     xFileSize(pFile: number, pSize: number): number {
@@ -291,7 +339,7 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
         wasm.poke64(pSize, BigInt(fstatSync(fileOf(pFile).fd).size));
         return SQLITE_OK;
       } catch (error) {
-        return failed('SQLITE_IOERR_FSTAT', error, SQLITE_IOERR_FSTAT);
+        return failed('SQLITE_IOERR_FSTAT', error, SQLITE_IOERR_FSTAT, pFile);
       }
     },
     xLock(pFile: number, level: number): number {
@@ -300,7 +348,7 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
         const lock = fileOf(pFile).lock;
         return lock === undefined ? SQLITE_OK : lock.lock(level);
       } catch (error) {
-        return failed('SQLITE_IOERR_LOCK', error, SQLITE_IOERR_LOCK);
+        return failed('SQLITE_IOERR_LOCK', error, SQLITE_IOERR_LOCK, pFile);
       }
     },
     xUnlock(pFile: number, level: number): number {
@@ -309,7 +357,7 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
         const lock = fileOf(pFile).lock;
         return lock === undefined ? SQLITE_OK : lock.unlock(level);
       } catch (error) {
-        return failed('SQLITE_IOERR_UNLOCK', error, SQLITE_IOERR_UNLOCK);
+        return failed('SQLITE_IOERR_UNLOCK', error, SQLITE_IOERR_UNLOCK, pFile);
       }
     },
     xCheckReservedLock(pFile: number, pOut: number): number {
@@ -319,7 +367,7 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
         wasm.poke32(pOut, lock !== undefined && lock.othersReserved() ? 1 : 0);
         return SQLITE_OK;
       } catch (error) {
-        return failed('SQLITE_IOERR_CHECKRESERVEDLOCK', error, SQLITE_IOERR_CHECKRESERVEDLOCK);
+        return failed('SQLITE_IOERR_CHECKRESERVEDLOCK', error, SQLITE_IOERR_CHECKRESERVEDLOCK, pFile);
       }
     },
     xFileControl(): number {
@@ -350,13 +398,13 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
           });
         }
       } catch (error) {
-        return failed('SQLITE_IOERR_SHMOPEN', error, SQLITE_IOERR_SHMOPEN);
+        return failed('SQLITE_IOERR_SHMOPEN', error, SQLITE_IOERR_SHMOPEN, pFile);
       }
       try {
         wasm.pokePtr(pp, f.shm.map(iRegion, szRegion, bExtend !== 0));
         return SQLITE_OK;
       } catch (error) {
-        return failed('SQLITE_IOERR_SHMMAP', error, SQLITE_IOERR_SHMMAP);
+        return failed('SQLITE_IOERR_SHMMAP', error, SQLITE_IOERR_SHMMAP, pFile);
       }
     },
     xShmLock(pFile: number, ofst: number, n: number, flags: number): number {
@@ -366,7 +414,7 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
         if (shm === undefined) return SQLITE_IOERR_SHMLOCK;
         return shm.lock(ofst, n, flags);
       } catch (error) {
-        return failed('SQLITE_IOERR_SHMLOCK', error, SQLITE_IOERR_SHMLOCK);
+        return failed('SQLITE_IOERR_SHMLOCK', error, SQLITE_IOERR_SHMLOCK, pFile);
       }
     },
     xShmBarrier(): void {
@@ -392,7 +440,7 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
         shm.unmap(deleteFlag !== 0);
         return SQLITE_OK;
       } catch (error) {
-        return failed('SQLITE_IOERR', error, SQLITE_IOERR);
+        return failed('SQLITE_IOERR', error, SQLITE_IOERR, pFile);
       }
     },
   };
@@ -428,10 +476,10 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
             fd = openSync(path, fsc.O_RDONLY);
             outFlags = (flags & ~OPEN_READWRITE) | OPEN_READONLY;
           } catch (error) {
-            return failed('SQLITE_CANTOPEN', error, SQLITE_CANTOPEN);
+            return failed('SQLITE_CANTOPEN', error, SQLITE_CANTOPEN, path);
           }
         } else {
-          return SQLITE_CANTOPEN;
+          return failed('SQLITE_CANTOPEN', error, SQLITE_CANTOPEN, path);
         }
       }
       if (anonymous) {
@@ -448,7 +496,7 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
         try {
           record = LockRecord.claim(path, selfOwner(connection));
         } catch (error) {
-          failed('claim lock record', error, SQLITE_CANTOPEN);
+          failed('claim lock record', error, SQLITE_CANTOPEN, path);
           closeConnectionNumber(connection);
           closeSync(fd);
           return SQLITE_CANTOPEN;
@@ -468,11 +516,12 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
       } catch (error) {
         return failed('xDelete', error, SQLITE_IOERR_WRITE);
       }
+      const path = wasm.cstrToJs(zName);
       try {
-        unlinkSync(wasm.cstrToJs(zName));
+        unlinkSync(path);
         return SQLITE_OK;
       } catch (error) {
-        return errnoCode(error) === 'ENOENT' ? SQLITE_IOERR_DELETE_NOENT : SQLITE_IOERR_DELETE;
+        return errnoCode(error) === 'ENOENT' ? SQLITE_IOERR_DELETE_NOENT : failed('xDelete', error, SQLITE_IOERR_DELETE, path);
       }
     },
     xAccess(_pVfs: number, zName: number, flags: number, pOut: number): number {
@@ -493,7 +542,7 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
           ok = true;
         }
       } catch (error) {
-        if (errnoCode(error) !== 'ENOENT' && errnoCode(error) !== 'EACCES') return SQLITE_IOERR_ACCESS;
+        if (errnoCode(error) !== 'ENOENT' && errnoCode(error) !== 'EACCES') return failed('xAccess', error, SQLITE_IOERR_ACCESS, path);
       }
       wasm.poke32(pOut, ok ? 1 : 0);
       return SQLITE_OK;
@@ -536,8 +585,18 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
       wasm.poke64(pOut, BigInt(Date.now()) + 210866760000000n);
       return SQLITE_OK;
     },
-    xGetLastError(): number {
-      return 0;
+    xGetLastError(_pVfs: number, nBuf: number, zBuf: number): number {
+      // SQLite asks after a CANTOPEN or IOERR (sqlite3_system_errno); the text goes to the buffer.
+      const failure = newestFailure;
+      if (failure === undefined) return 0;
+      if (nBuf > 0 && zBuf) {
+        const text = Buffer.from(failure.error.message, 'utf8').subarray(0, nBuf - 1);
+        const heap8 = wasm.heap8u();
+        heap8.set(text, zBuf);
+        heap8[zBuf + text.length] = 0;
+      }
+      const errno = (failure.error as NodeJS.ErrnoException).errno;
+      return typeof errno === 'number' && errno !== 0 ? Math.abs(errno) : 1;
     },
   };
 

@@ -21,7 +21,7 @@ import { DbError, dbErrorCodeFromSqlite } from '../../src/db/db-error.js';
 import { runResult } from '../../src/db/run-result.js';
 import { isBlankSql, noStatement, scanParameters, secondStatement } from '../../src/db/sql-scan.js';
 import { checkValue, StatementParameters, unsafeIntegerError } from '../../src/db/statement-parameters.js';
-import { VFS_NAME } from './node-fs-vfs.js';
+import { takeFileLayerFailure, VFS_NAME } from './node-fs-vfs.js';
 import { refreshIndexesBeforeStatement } from './shm-index.js';
 import { BusyWaiter } from './busy-wait.js';
 import type { Sqlite3, SqliteExports, SqliteWasm } from './sqlite-runtime.js';
@@ -90,10 +90,19 @@ class Scratch {
   }
 }
 
-function sqliteError(e: SqliteExports, wasm: SqliteWasm, pDb: number, rc: number): DbError {
+/**
+ * The DbError for SQLite's last error on `pDb` (or for `rc` alone). When the
+ * file layer failed behind it, its reason (e.g. "lock table ... is full")
+ * joins the message and becomes the cause: SQLite itself only got a code.
+ */
+function sqliteError(e: SqliteExports, wasm: SqliteWasm, pDb: number, rc: number, dbPath: string): DbError {
   const code = pDb ? e.sqlite3_extended_errcode(pDb) || rc : rc;
   const message = pDb ? wasm.cstrToJs(e.sqlite3_errmsg(pDb)) : wasm.cstrToJs(e.sqlite3_errstr(rc));
-  return new DbError(dbErrorCodeFromSqlite(code), message, { sqliteCode: code });
+  const cause = takeFileLayerFailure(dbPath, code);
+  return new DbError(dbErrorCodeFromSqlite(code), cause === undefined ? message : `${message}: ${cause.message}`, {
+    sqliteCode: code,
+    error: cause,
+  });
 }
 
 export class WasmConnection implements Connection {
@@ -138,9 +147,9 @@ export class WasmConnection implements Connection {
       const rc = e.sqlite3_open_v2(zName, ppDb, OPEN_READWRITE | OPEN_CREATE | OPEN_EXRESCODE, zVfs);
       pDb = wasm.peekPtr(ppDb);
       if (rc !== SQLITE_OK) {
-        const error = sqliteError(e, wasm, pDb, rc);
+        const error = sqliteError(e, wasm, pDb, rc, abs);
         if (pDb) e.sqlite3_close_v2(pDb);
-        throw new DbError(error.code, `cannot open ${abs}: ${error.message}`, { sqliteCode: error.sqliteCode });
+        throw new DbError(error.code, `cannot open ${abs}: ${error.message}`, { sqliteCode: error.sqliteCode, error: error.cause });
       }
     } finally {
       wasm.dealloc(zName);
@@ -184,7 +193,7 @@ export class WasmConnection implements Connection {
 
   /** Builds a DbError from the connection's last error. */
   error(rc: number): DbError {
-    return sqliteError(this.#e, this.#wasm, this.#pDb, rc);
+    return sqliteError(this.#e, this.#wasm, this.#pDb, rc, this.path);
   }
 
   exec(sql: string): void {
