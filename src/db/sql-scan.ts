@@ -151,7 +151,8 @@ function skipNamed(sql: string, i: number): number {
 /**
  * The parameters of one statement, numbered as SQLite numbers them: a bare
  * `?` takes the next index, `?NNN` takes NNN, and a name takes the index of
- * its first use or else the next one. The text must hold a single statement.
+ * its first use or else the next one. Over several statements the numbering
+ * runs on, which still tells whether any of them has a parameter.
  */
 export function scanParameters(sql: string): ScannedParameters {
   const names = new Map<number, string>();
