@@ -28,32 +28,34 @@ import { LockRecord } from './lock-table.js';
 import { DatabaseLock } from './portable-locks.js';
 import { refreshAllIndexes, ShmIndex } from './shm-index.js';
 import { closeConnectionNumber, openConnectionNumber, selfOwner } from './owner-liveness.js';
+import {
+  SQLITE_CANTOPEN,
+  SQLITE_FULL,
+  SQLITE_IOERR,
+  SQLITE_IOERR_ACCESS,
+  SQLITE_IOERR_CHECKRESERVEDLOCK,
+  SQLITE_IOERR_DELETE,
+  SQLITE_IOERR_DELETE_NOENT,
+  SQLITE_IOERR_FSTAT,
+  SQLITE_IOERR_FSYNC,
+  SQLITE_IOERR_LOCK,
+  SQLITE_IOERR_READ,
+  SQLITE_IOERR_SHMLOCK,
+  SQLITE_IOERR_SHMMAP,
+  SQLITE_IOERR_SHMOPEN,
+  SQLITE_IOERR_SHORT_READ,
+  SQLITE_IOERR_TRUNCATE,
+  SQLITE_IOERR_UNLOCK,
+  SQLITE_IOERR_WRITE,
+  SQLITE_NOTFOUND,
+  SQLITE_OK,
+} from './sqlite-codes.js';
 import type { Sqlite3 } from './sqlite-runtime.js';
 import { count } from './vfs-stats.js';
 
 /** The name the file layer registers under. */
 export const VFS_NAME = 'agentbus-nodefs';
 
-const SQLITE_OK = 0;
-const SQLITE_IOERR = 10;
-const SQLITE_NOTFOUND = 12;
-const SQLITE_CANTOPEN = 14;
-const SQLITE_IOERR_READ = 266;
-const SQLITE_IOERR_SHORT_READ = 522;
-const SQLITE_IOERR_WRITE = 778;
-const SQLITE_IOERR_FSYNC = 1034;
-const SQLITE_IOERR_TRUNCATE = 1546;
-const SQLITE_IOERR_FSTAT = 1802;
-const SQLITE_IOERR_UNLOCK = 2058;
-const SQLITE_IOERR_DELETE = 2570;
-const SQLITE_IOERR_ACCESS = 3338;
-const SQLITE_IOERR_CHECKRESERVEDLOCK = 3594;
-const SQLITE_IOERR_LOCK = 3850;
-const SQLITE_IOERR_SHMOPEN = 4618;
-const SQLITE_IOERR_SHMLOCK = 5130;
-const SQLITE_IOERR_SHMMAP = 5386;
-const SQLITE_IOERR_DELETE_NOENT = 5898;
-const SQLITE_FULL = 13;
 
 /**
  * Whether the file layer offers SQLite shared memory (xShmMap & co., io

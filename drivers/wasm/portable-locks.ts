@@ -13,12 +13,11 @@
  */
 import { REC } from '../../src/db/portable-lock-files.js';
 import type { LockRecord } from './lock-table.js';
+import { SQLITE_BUSY, SQLITE_OK } from './sqlite-codes.js';
 
 /** SQLite's lock levels (sqlite3.h SQLITE_LOCK_*). */
 export const LOCK = { NONE: 0, SHARED: 1, RESERVED: 2, PENDING: 3, EXCLUSIVE: 4 } as const;
 
-const SQLITE_OK = 0;
-const SQLITE_BUSY = 5;
 
 const CONFLICTS_SHARED = [REC.dbPending, REC.dbExclusive];
 const CONFLICTS_RESERVED = [REC.dbReserved];

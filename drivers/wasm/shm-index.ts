@@ -39,6 +39,7 @@ import { closeSync, constants as fsc, fstatSync, ftruncateSync, openSync, readSy
 import { withAdminLock } from './admin-lock.js';
 import { REC } from '../../src/db/portable-lock-files.js';
 import { LockRecord } from './lock-table.js';
+import { SQLITE_BUSY, SQLITE_OK } from './sqlite-codes.js';
 import { count } from './vfs-stats.js';
 
 /** The wasm heap access the index needs. */
@@ -77,8 +78,6 @@ const HEAD_BYTES = W_HEADER_END * 4;
 /** Words per chunk compared natively before looking at single words (512 bytes; divides WORDS). */
 const CHUNK_WORDS = 128;
 
-const SQLITE_OK = 0;
-const SQLITE_BUSY = 5;
 const SHM_UNLOCK = 1;
 const SHM_SHARED = 4;
 const SHM_EXCLUSIVE = 8;

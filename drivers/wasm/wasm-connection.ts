@@ -24,11 +24,9 @@ import { checkValue, StatementParameters, unsafeIntegerError } from '../../src/d
 import { takeFileLayerFailure, VFS_NAME } from './node-fs-vfs.js';
 import { refreshIndexesBeforeStatement } from './shm-index.js';
 import { BusyWaiter } from './busy-wait.js';
+import { SQLITE_DONE, SQLITE_OK, SQLITE_ROW } from './sqlite-codes.js';
 import type { Sqlite3, SqliteExports, SqliteWasm } from './sqlite-runtime.js';
 
-const SQLITE_OK = 0;
-const SQLITE_ROW = 100;
-const SQLITE_DONE = 101;
 const SQLITE_INTEGER = 1;
 const SQLITE_FLOAT = 2;
 const SQLITE_TEXT = 3;
