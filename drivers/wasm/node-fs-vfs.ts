@@ -102,8 +102,6 @@ interface OpenFile {
   shm?: ShmIndex;
 }
 
-const files = new Map<number, OpenFile>();
-
 const debug = process.env.AGENTBUS_WASM_DEBUG === '1';
 
 /** A failure inside the file layer: what SQLite was told (`rc`) and why. */
@@ -112,73 +110,25 @@ interface FileLayerFailure {
   readonly error: Error;
 }
 
-/**
- * The last failure per file path (the database, its -wal and -journal), so
- * that the error the user sees can say why (SQLite itself only gets a result
- * code), and the newest of all for xGetLastError. Bounded: a file layer that
- * fails for many distinct paths forgets the oldest.
- */
-const failures = new Map<string, FileLayerFailure>();
-let newestFailure: FileLayerFailure | undefined;
+/** Failures kept per file path; a file layer that fails for many distinct paths forgets the oldest. */
 const MAX_FAILURES_KEPT = 64;
 
-function remember(path: string | undefined, error: unknown, rc: number): void {
-  const failure = { rc, error: error instanceof Error ? error : new Error(String(error)) };
-  newestFailure = failure;
-  if (path === undefined) return;
-  failures.delete(path);
-  failures.set(path, failure);
-  if (failures.size > MAX_FAILURES_KEPT) failures.delete(failures.keys().next().value as string);
-}
-
 /**
- * Maps a failure inside the file layer to a SQLite code and remembers it for
- * the file (a sqlite3_file pointer or a path); with AGENTBUS_WASM_DEBUG=1 also
- * says what failed on stderr.
+ * SQLite writes each WAL frame as two consecutive writes: the 24-byte frame
+ * header, then the page right after it. The header is held back (copied) for
+ * exactly one file-layer call: when that call is the page write at the
+ * adjacent offset, both go out as one pwritev; any other call (on any file)
+ * first writes the header on its own. Nothing can observe the file in
+ * between (other processes read the WAL only after a WAL-index lock or push,
+ * which is a later call), so to SQLite and to everyone else the header was
+ * written when xWrite returned. Syncs still sync everything: xSync flushes
+ * first.
  */
-function failed(where: string, error: unknown, rc: number, file?: number | string): number {
-  if (debug) process.stderr.write(`agentbus wasm vfs: ${where}: ${(error as Error)?.stack ?? String(error)}\n`);
-  remember(typeof file === 'number' ? files.get(file)?.path : file, error, rc);
-  return rc;
-}
-
-/**
- * Takes (and forgets) the last file-layer failure behind a SQLite error of
- * the database at `dbPath` (its own file, -wal or -journal) whose primary
- * result code matches `resultCode`, or undefined when none is known.
- */
-export function takeFileLayerFailure(dbPath: string, resultCode: number): Error | undefined {
-  const primary = resultCode & 0xff;
-  let found: string | undefined;
-  // Map order is insertion order and remember() re-inserts: the last match is the newest.
-  for (const [path, failure] of failures) {
-    if ((path === dbPath || path.startsWith(`${dbPath}-`)) && (failure.rc & 0xff) === primary) found = path;
-  }
-  if (found === undefined) return undefined;
-  const failure = failures.get(found);
-  failures.delete(found);
-  return failure?.error;
-}
+const WAL_FRAME_HEADER = 24;
 
 function errnoCode(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException | undefined)?.code;
 }
-
-/**
- * One deferred WAL frame header. SQLite writes each WAL frame as two
- * consecutive writes: the 24-byte frame header, then the page right after it.
- * The header is held back (copied, 24 bytes) for exactly one file-layer call:
- * when that call is the page write at the adjacent offset, both go out as one
- * pwritev; any other call (on any file) first writes the header on its own.
- * Nothing can observe the file in between (other processes read the WAL only
- * after a WAL-index lock or push, which is a later call), so to SQLite and to
- * everyone else the header was written when xWrite returned. Syncs still sync
- * everything: xSync flushes first.
- */
-const WAL_FRAME_HEADER = 24;
-const pendingHeader = Buffer.alloc(WAL_FRAME_HEADER);
-let pendingFd = -1;
-let pendingPos = 0;
 
 /** Writes `len` bytes of `buf` from `off` at file position `pos`, looping on short writes. */
 function writeAll(fd: number, buf: Uint8Array, off: number, len: number, pos: number): void {
@@ -189,19 +139,251 @@ function writeAll(fd: number, buf: Uint8Array, off: number, len: number, pos: nu
   }
 }
 
-/** Writes the deferred WAL frame header, if any. Throws on failure (the header is then dropped). */
-function flushPendingHeader(): void {
-  const fd = pendingFd;
-  if (fd < 0) return;
-  pendingFd = -1;
-  writeAll(fd, pendingHeader, 0, WAL_FRAME_HEADER, pendingPos);
+/** A file-layer method on an open file, after the common work (see NodeFsVfs.onFile). */
+type FileMethod<A extends unknown[]> = (f: OpenFile, ...args: A) => number;
+
+/**
+ * The file layer's state, one per SQLite runtime (the VFS is registered once
+ * in it): the open files, the held-back WAL frame header, and the failures
+ * it remembers so that errors can say why. Every method SQLite calls goes
+ * through onFile or onVfs, which do the work common to all of them.
+ */
+export class NodeFsVfs {
+  readonly #files = new Map<number, OpenFile>();
+  /** The last failure per file path (the database, its -wal and -journal); Map order is age order. */
+  readonly #failures = new Map<string, FileLayerFailure>();
+  /** The newest failure of all, for xGetLastError. */
+  #newestFailure: FileLayerFailure | undefined;
+  /** The held-back WAL frame header: its bytes, its file (undefined when none is held) and position. */
+  readonly #header = Buffer.alloc(WAL_FRAME_HEADER);
+  #headerFile: OpenFile | undefined;
+  #headerPos = 0;
+  /** A failure no call could report when it happened (xShmBarrier, xSleep): the next call reports it. */
+  #unreported: FileLayerFailure | undefined;
+
+  /** The open file behind a sqlite3_file pointer; throws for one this layer did not open. */
+  fileOf(pFile: number): OpenFile {
+    const f = this.#files.get(pFile);
+    if (f === undefined) throw new Error(`unknown sqlite3_file ${pFile}`);
+    return f;
+  }
+
+  /** Registers a file SQLite opened. */
+  add(pFile: number, file: OpenFile): void {
+    this.#files.set(pFile, file);
+  }
+
+  /** Unregisters and returns a file SQLite closes, or undefined when it is not one of ours. */
+  remove(pFile: number): OpenFile | undefined {
+    const f = this.#files.get(pFile);
+    if (f !== undefined) this.#files.delete(pFile);
+    return f;
+  }
+
+  /**
+   * Records a failure inside the file layer and returns the SQLite code to
+   * answer with: `rc`, or SQLITE_FULL when the disk is full. With
+   * AGENTBUS_WASM_DEBUG=1 also says what failed on stderr.
+   */
+  failed(where: string, error: unknown, rc: number, path?: string): number {
+    const code = errnoCode(error) === 'ENOSPC' ? SQLITE_FULL : rc;
+    if (debug) process.stderr.write(`agentbus wasm vfs: ${where}: ${(error as Error)?.stack ?? String(error)}\n`);
+    const failure = { rc: code, error: error instanceof Error ? error : new Error(String(error)) };
+    this.#newestFailure = failure;
+    if (path !== undefined) {
+      const failures = this.#failures;
+      failures.delete(path);
+      failures.set(path, failure);
+      if (failures.size > MAX_FAILURES_KEPT) failures.delete(failures.keys().next().value as string);
+    }
+    return code;
+  }
+
+  /**
+   * Takes (and forgets) the last file-layer failure behind a SQLite error of
+   * the database at `dbPath` (its own file, -wal or -journal) whose primary
+   * result code matches `resultCode`, or undefined when none is known.
+   */
+  takeFailure(dbPath: string, resultCode: number): Error | undefined {
+    const primary = resultCode & 0xff;
+    let found: string | undefined;
+    // The last match is the newest (failed() re-inserts).
+    for (const [path, failure] of this.#failures) {
+      if ((path === dbPath || path.startsWith(`${dbPath}-`)) && (failure.rc & 0xff) === primary) found = path;
+    }
+    if (found === undefined) return undefined;
+    const failure = this.#failures.get(found);
+    this.#failures.delete(found);
+    return failure?.error;
+  }
+
+  /** The newest failure of all (xGetLastError), or undefined. */
+  get newestFailure(): FileLayerFailure | undefined {
+    return this.#newestFailure;
+  }
+
+  /**
+   * The work before every method: writes the held-back WAL frame header and
+   * hands over a failure an earlier call could not report. Returns SQLITE_OK,
+   * or the code this call must answer with instead of doing its work.
+   */
+  #enter(): number {
+    if (this.#headerFile !== undefined) {
+      const file = this.#headerFile;
+      try {
+        this.#flushHeader();
+      } catch (error) {
+        return this.failed('writing a WAL frame header', error, SQLITE_IOERR_WRITE, file.path);
+      }
+    }
+    const unreported = this.#unreported;
+    if (unreported === undefined) return SQLITE_OK;
+    this.#unreported = undefined;
+    return unreported.rc;
+  }
+
+  /**
+   * The work before a method that cannot return a code (xShmBarrier) or
+   * must not fail (xSleep): a failure to write the held-back header is
+   * recorded and reported by the next call instead.
+   */
+  enterDeferred(): void {
+    const file = this.#headerFile;
+    if (file === undefined) return;
+    try {
+      this.#flushHeader();
+    } catch (error) {
+      const rc = this.failed('writing a WAL frame header', error, SQLITE_IOERR_WRITE, file.path);
+      this.#unreported = { rc, error: error as Error };
+    }
+  }
+
+  /** Writes the held-back WAL frame header, if any. Throws on failure (the header is then dropped). */
+  #flushHeader(): void {
+    const file = this.#headerFile;
+    if (file === undefined) return;
+    this.#headerFile = undefined;
+    writeAll(file.fd, this.#header, 0, WAL_FRAME_HEADER, this.#headerPos);
+  }
+
+  /**
+   * xWrite's work: a WAL frame header is held back; the page right after a
+   * held-back header goes out with it in one pwritev; anything else first
+   * writes a held-back header, then itself.
+   */
+  write(f: OpenFile, heap8: Uint8Array, pSrc: number, n: number, pos: number): void {
+    const held = this.#headerFile;
+    if (held !== undefined) {
+      if (held === f && this.#headerPos + WAL_FRAME_HEADER === pos) {
+        const start = this.#headerPos;
+        this.#headerFile = undefined;
+        const header = this.#header;
+        const total = WAL_FRAME_HEADER + n;
+        const put = writevSync(f.fd, [header, heap8.subarray(pSrc, pSrc + n)], start);
+        if (put < WAL_FRAME_HEADER) {
+          writeAll(f.fd, header, put, WAL_FRAME_HEADER - put, start + put);
+          writeAll(f.fd, heap8, pSrc, n, pos);
+        } else if (put < total) {
+          const rest = put - WAL_FRAME_HEADER;
+          writeAll(f.fd, heap8, pSrc + rest, n - rest, pos + rest);
+        }
+        return;
+      }
+      this.#flushHeader();
+    }
+    if (n === WAL_FRAME_HEADER && (f.flags & OPEN_WAL) !== 0) {
+      this.#header.set(heap8.subarray(pSrc, pSrc + n));
+      this.#headerPos = pos;
+      this.#headerFile = f;
+      return;
+    }
+    writeAll(f.fd, heap8, pSrc, n, pos);
+  }
+
+  /**
+   * Wraps a method on an open file (its first argument a sqlite3_file
+   * pointer) with the common work: the held-back header first (except for
+   * xWrite, `flushFirst` false, which handles it itself), a thrown error
+   * recorded and answered with `rc`. A held-back header is dropped when the
+   * method fails.
+   */
+  onFile<A extends unknown[]>(where: string, rc: number, method: FileMethod<A>, flushFirst = true): (pFile: number, ...args: A) => number {
+    // Fixed arity instead of rest arguments: these run once per page read and written.
+    const body = method as unknown as (f: OpenFile, a: unknown, b: unknown, c: unknown, d: unknown) => number;
+    const wrapped = (pFile: number, a: unknown, b: unknown, c: unknown, d: unknown): number => {
+      let path: string | undefined;
+      try {
+        if (flushFirst && (this.#headerFile !== undefined || this.#unreported !== undefined)) {
+          const early = this.#enter();
+          if (early !== SQLITE_OK) return early;
+        }
+        const f = this.fileOf(pFile);
+        path = f.path;
+        return body(f, a, b, c, d);
+      } catch (error) {
+        this.#headerFile = undefined;
+        return this.failed(where, error, rc, path);
+      }
+    };
+    return wrapped as unknown as (pFile: number, ...args: A) => number;
+  }
+
+  /**
+   * Wraps a method on the VFS itself (xOpen, xDelete, xAccess) with the
+   * common work: the held-back header first, a thrown error recorded and
+   * answered with `rc` (a method records failures with a path itself).
+   */
+  onVfs<A extends unknown[]>(where: string, rc: number, method: (...args: A) => number): (...args: A) => number {
+    const body = method as unknown as (a: unknown, b: unknown, c: unknown, d: unknown, e: unknown) => number;
+    const wrapped = (a: unknown, b: unknown, c: unknown, d: unknown, e: unknown): number => {
+      try {
+        const early = this.#enter();
+        if (early !== SQLITE_OK) return early;
+        return body(a, b, c, d, e);
+      } catch (error) {
+        return this.failed(where, error, rc);
+      }
+    };
+    return wrapped as unknown as (...args: A) => number;
+  }
+
+  /**
+   * xClose's work: closes everything of the file even when a step fails,
+   * and answers with the last failure.
+   */
+  close(pFile: number): number {
+    const f = this.remove(pFile);
+    if (f === undefined) return SQLITE_OK;
+    let rc = this.#enter();
+    try {
+      f.shm?.unmap(false);
+    } catch (error) {
+      rc = this.failed('xClose', error, SQLITE_IOERR, f.path);
+    }
+    try {
+      f.record?.release();
+    } catch (error) {
+      rc = this.failed('xClose', error, SQLITE_IOERR, f.path);
+    }
+    if (f.connection !== undefined) closeConnectionNumber(f.connection);
+    try {
+      closeSync(f.fd);
+      if (f.deleteOnClose) unlinkSync(f.path);
+    } catch (error) {
+      rc = this.failed('xClose', error, SQLITE_IOERR, f.path);
+    }
+    return rc;
+  }
 }
 
-let installed = false;
+/** One file layer per SQLite runtime: the VFS is registered in it once. */
+const layers = new WeakMap<Sqlite3, NodeFsVfs>();
 
-/** Registers the file layer with SQLite (once per process). */
-export function installNodeFsVfs(sqlite3: Sqlite3): void {
-  if (installed) return;
+/** Registers the file layer with SQLite (once per runtime) and returns its state. */
+export function installNodeFsVfs(sqlite3: Sqlite3): NodeFsVfs {
+  const known = layers.get(sqlite3);
+  if (known !== undefined) return known;
+  const layer = new NodeFsVfs();
   const { wasm, capi } = sqlite3;
 
   const ioMethods = new capi.sqlite3_io_methods();
@@ -221,157 +403,52 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
     dealloc: (p: number) => wasm.dealloc(p),
   };
 
-  const fileOf = (pFile: number): OpenFile => {
-    const f = files.get(pFile);
-    if (f === undefined) throw new Error(`unknown sqlite3_file ${pFile}`);
-    return f;
-  };
-
   const io = {
-    xClose(pFile: number): number {
-      const f = files.get(pFile);
-      if (f === undefined) return SQLITE_OK;
-      files.delete(pFile);
-      let rc = SQLITE_OK;
-      try {
-        if (pendingFd >= 0) flushPendingHeader();
-      } catch (error) {
-        rc = failed('xClose', error, SQLITE_IOERR_WRITE, f.path);
+    xClose: (pFile: number): number => layer.close(pFile),
+    xRead: layer.onFile('xRead', SQLITE_IOERR_READ, (f, pDest: number, n: number, offset: bigint) => {
+      let pos = Number(offset);
+      let done = 0;
+      const heap8 = wasm.heap8u();
+      while (done < n) {
+        const got = readSync(f.fd, heap8, pDest + done, n - done, pos);
+        if (got === 0) break;
+        done += got;
+        pos += got;
       }
-      try {
-        f.shm?.unmap(false);
-      } catch (error) {
-        rc = failed('xClose', error, SQLITE_IOERR, f.path);
+      if (done < n) {
+        heap8.fill(0, pDest + done, pDest + n);
+        return SQLITE_IOERR_SHORT_READ;
       }
-      try {
-        f.record?.release();
-      } catch (error) {
-        rc = failed('xClose', error, SQLITE_IOERR, f.path);
-      }
-      if (f.connection !== undefined) closeConnectionNumber(f.connection);
-      try {
-        closeSync(f.fd);
-        if (f.deleteOnClose) unlinkSync(f.path);
-      } catch (error) {
-        rc = failed('xClose', error, SQLITE_IOERR, f.path);
-      }
-      return rc;
-    },
-    xRead(pFile: number, pDest: number, n: number, offset: bigint): number {
-      try {
-        if (pendingFd >= 0) flushPendingHeader();
-        const f = fileOf(pFile);
-        let pos = Number(offset);
-        let done = 0;
-        const heap8 = wasm.heap8u();
-        while (done < n) {
-          const got = readSync(f.fd, heap8, pDest + done, n - done, pos);
-          if (got === 0) break;
-          done += got;
-          pos += got;
-        }
-        if (done < n) {
-          heap8.fill(0, pDest + done, pDest + n);
-          return SQLITE_IOERR_SHORT_READ;
-        }
+      return SQLITE_OK;
+    }),
+    xWrite: layer.onFile(
+      'xWrite',
+      SQLITE_IOERR_WRITE,
+      (f, pSrc: number, n: number, offset: bigint) => {
+        layer.write(f, wasm.heap8u(), pSrc, n, Number(offset));
         return SQLITE_OK;
-      } catch (error) {
-        return failed('SQLITE_IOERR_READ', error, SQLITE_IOERR_READ, pFile);
-      }
-    },
-    xWrite(pFile: number, pSrc: number, n: number, offset: bigint): number {
-      try {
-        const f = fileOf(pFile);
-        const pos = Number(offset);
-        const heap8 = wasm.heap8u();
-        if (pendingFd >= 0) {
-          if (pendingFd === f.fd && pendingPos + WAL_FRAME_HEADER === pos) {
-            // Frame header + page: one pwritev.
-            const start = pendingPos;
-            pendingFd = -1;
-            const total = WAL_FRAME_HEADER + n;
-            const put = writevSync(f.fd, [pendingHeader, heap8.subarray(pSrc, pSrc + n)], start);
-            if (put < WAL_FRAME_HEADER) {
-              writeAll(f.fd, pendingHeader, put, WAL_FRAME_HEADER - put, start + put);
-              writeAll(f.fd, heap8, pSrc, n, pos);
-            } else if (put < total) {
-              const rest = put - WAL_FRAME_HEADER;
-              writeAll(f.fd, heap8, pSrc + rest, n - rest, pos + rest);
-            }
-            return SQLITE_OK;
-          }
-          flushPendingHeader();
-        }
-        if (n === WAL_FRAME_HEADER && (f.flags & OPEN_WAL) !== 0) {
-          pendingHeader.set(heap8.subarray(pSrc, pSrc + n));
-          pendingPos = pos;
-          pendingFd = f.fd;
-          return SQLITE_OK;
-        }
-        writeAll(f.fd, heap8, pSrc, n, pos);
-        return SQLITE_OK;
-      } catch (error) {
-        pendingFd = -1;
-        return failed('xWrite', error, errnoCode(error) === 'ENOSPC' ? SQLITE_FULL : SQLITE_IOERR_WRITE, pFile);
-      }
-    },
-    xTruncate(pFile: number, size: bigint): number {
-      try {
-        if (pendingFd >= 0) flushPendingHeader();
-        ftruncateSync(fileOf(pFile).fd, Number(size));
-        return SQLITE_OK;
-      } catch (error) {
-        return failed('SQLITE_IOERR_TRUNCATE', error, SQLITE_IOERR_TRUNCATE, pFile);
-      }
-    },
-    xSync(pFile: number, flags: number): number {
-      try {
-        if (pendingFd >= 0) flushPendingHeader();
-        const f = fileOf(pFile);
-        if (flags & SYNC_DATAONLY) fdatasyncSync(f.fd);
-        else fsyncSync(f.fd);
-        return SQLITE_OK;
-      } catch (error) {
-        return failed('SQLITE_IOERR_FSYNC', error, SQLITE_IOERR_FSYNC, pFile);
-      }
-    },
-    xFileSize(pFile: number, pSize: number): number {
-      try {
-        if (pendingFd >= 0) flushPendingHeader();
-        wasm.poke64(pSize, BigInt(fstatSync(fileOf(pFile).fd).size));
-        return SQLITE_OK;
-      } catch (error) {
-        return failed('SQLITE_IOERR_FSTAT', error, SQLITE_IOERR_FSTAT, pFile);
-      }
-    },
-    xLock(pFile: number, level: number): number {
-      try {
-        if (pendingFd >= 0) flushPendingHeader();
-        const lock = fileOf(pFile).lock;
-        return lock === undefined ? SQLITE_OK : lock.lock(level);
-      } catch (error) {
-        return failed('SQLITE_IOERR_LOCK', error, SQLITE_IOERR_LOCK, pFile);
-      }
-    },
-    xUnlock(pFile: number, level: number): number {
-      try {
-        if (pendingFd >= 0) flushPendingHeader();
-        const lock = fileOf(pFile).lock;
-        return lock === undefined ? SQLITE_OK : lock.unlock(level);
-      } catch (error) {
-        return failed('SQLITE_IOERR_UNLOCK', error, SQLITE_IOERR_UNLOCK, pFile);
-      }
-    },
-    xCheckReservedLock(pFile: number, pOut: number): number {
-      try {
-        if (pendingFd >= 0) flushPendingHeader();
-        const lock = fileOf(pFile).lock;
-        wasm.poke32(pOut, lock !== undefined && lock.othersReserved() ? 1 : 0);
-        return SQLITE_OK;
-      } catch (error) {
-        return failed('SQLITE_IOERR_CHECKRESERVEDLOCK', error, SQLITE_IOERR_CHECKRESERVEDLOCK, pFile);
-      }
-    },
+      },
+      false,
+    ),
+    xTruncate: layer.onFile('xTruncate', SQLITE_IOERR_TRUNCATE, (f, size: bigint) => {
+      ftruncateSync(f.fd, Number(size));
+      return SQLITE_OK;
+    }),
+    xSync: layer.onFile('xSync', SQLITE_IOERR_FSYNC, (f, flags: number) => {
+      if (flags & SYNC_DATAONLY) fdatasyncSync(f.fd);
+      else fsyncSync(f.fd);
+      return SQLITE_OK;
+    }),
+    xFileSize: layer.onFile('xFileSize', SQLITE_IOERR_FSTAT, (f, pSize: number) => {
+      wasm.poke64(pSize, BigInt(fstatSync(f.fd).size));
+      return SQLITE_OK;
+    }),
+    xLock: layer.onFile('xLock', SQLITE_IOERR_LOCK, (f, level: number) => (f.lock === undefined ? SQLITE_OK : f.lock.lock(level))),
+    xUnlock: layer.onFile('xUnlock', SQLITE_IOERR_UNLOCK, (f, level: number) => (f.lock === undefined ? SQLITE_OK : f.lock.unlock(level))),
+    xCheckReservedLock: layer.onFile('xCheckReservedLock', SQLITE_IOERR_CHECKRESERVEDLOCK, (f, pOut: number) => {
+      wasm.poke32(pOut, f.lock !== undefined && f.lock.othersReserved() ? 1 : 0);
+      return SQLITE_OK;
+    }),
     xFileControl(): number {
       return SQLITE_NOTFOUND;
     },
@@ -385,153 +462,59 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
 
   /** SQLite shared memory for WAL mode: installed only when SHARED_MEMORY is on. */
   const shmMethods = {
-    xShmMap(pFile: number, iRegion: number, szRegion: number, bExtend: number, pp: number): number {
-      let f: OpenFile;
-      try {
-        if (pendingFd >= 0) flushPendingHeader();
-        f = fileOf(pFile);
-        if (f.record === undefined || f.lock === undefined) return SQLITE_IOERR_SHMOPEN;
-        if (f.shm === undefined) {
+    xShmMap: layer.onFile('xShmMap', SQLITE_IOERR_SHMMAP, (f, iRegion: number, szRegion: number, bExtend: number, pp: number) => {
+      if (f.record === undefined || f.lock === undefined) return SQLITE_IOERR_SHMOPEN;
+      if (f.shm === undefined) {
+        try {
           const shm = new ShmIndex(heap, f.record);
           f.shm = shm;
           f.lock.setHooks({
             onExclusive: () => shm.onDatabaseExclusive(),
             beforeExclusiveRelease: () => shm.beforeDatabaseExclusiveRelease(),
           });
+        } catch (error) {
+          return layer.failed('xShmMap', error, SQLITE_IOERR_SHMOPEN, f.path);
         }
-      } catch (error) {
-        return failed('SQLITE_IOERR_SHMOPEN', error, SQLITE_IOERR_SHMOPEN, pFile);
       }
-      try {
-        wasm.pokePtr(pp, f.shm.map(iRegion, szRegion, bExtend !== 0));
-        return SQLITE_OK;
-      } catch (error) {
-        return failed('SQLITE_IOERR_SHMMAP', error, SQLITE_IOERR_SHMMAP, pFile);
-      }
-    },
-    xShmLock(pFile: number, ofst: number, n: number, flags: number): number {
-      try {
-        if (pendingFd >= 0) flushPendingHeader();
-        const shm = fileOf(pFile).shm;
-        if (shm === undefined) return SQLITE_IOERR_SHMLOCK;
-        return shm.lock(ofst, n, flags);
-      } catch (error) {
-        return failed('SQLITE_IOERR_SHMLOCK', error, SQLITE_IOERR_SHMLOCK, pFile);
-      }
-    },
+      wasm.pokePtr(pp, f.shm.map(iRegion, szRegion, bExtend !== 0));
+      return SQLITE_OK;
+    }),
+    xShmLock: layer.onFile('xShmLock', SQLITE_IOERR_SHMLOCK, (f, ofst: number, n: number, flags: number) =>
+      f.shm === undefined ? SQLITE_IOERR_SHMLOCK : f.shm.lock(ofst, n, flags),
+    ),
     xShmBarrier(): void {
       // The private copy only changes under our own control (pulls at lock
-      // and sleep points), so there is nothing to order here. A deferred WAL
-      // frame header is written now all the same (a failure is reported by
-      // the next call that writes or syncs: SQLite never barriers between the
-      // two writes of a frame, so this does not happen in practice).
-      try {
-        if (pendingFd >= 0) flushPendingHeader();
-      } catch (error) {
-        failed('xShmBarrier', error, SQLITE_IOERR_WRITE);
-      }
+      // and sleep points), so there is nothing to order here. A held-back WAL
+      // frame header is written now all the same; a barrier cannot return a
+      // code, so a failure is reported by the next call (SQLite never barriers
+      // between the two writes of a frame, so this does not happen in practice).
+      layer.enterDeferred();
     },
-    xShmUnmap(pFile: number, deleteFlag: number): number {
-      try {
-        if (pendingFd >= 0) flushPendingHeader();
-        const f = fileOf(pFile);
-        const shm = f.shm;
-        if (shm === undefined) return SQLITE_OK;
-        f.shm = undefined;
-        f.lock?.setHooks(undefined);
-        shm.unmap(deleteFlag !== 0);
-        return SQLITE_OK;
-      } catch (error) {
-        return failed('SQLITE_IOERR', error, SQLITE_IOERR, pFile);
-      }
-    },
+    xShmUnmap: layer.onFile('xShmUnmap', SQLITE_IOERR, (f, deleteFlag: number) => {
+      const shm = f.shm;
+      if (shm === undefined) return SQLITE_OK;
+      f.shm = undefined;
+      f.lock?.setHooks(undefined);
+      shm.unmap(deleteFlag !== 0);
+      return SQLITE_OK;
+    }),
   };
 
   const vfsMethods = {
-    xOpen(_pVfs: number, zName: number, pFile: number, flags: number, pOutFlags: number): number {
+    xOpen(pVfs: number, zName: number, pFile: number, flags: number, pOutFlags: number): number {
       wasm.pokePtr(pFile, 0);
-      try {
-        if (pendingFd >= 0) flushPendingHeader();
-      } catch (error) {
-        return failed('xOpen', error, SQLITE_IOERR_WRITE);
-      }
-      let path: string;
-      let anonymous = false;
-      if (zName === 0) {
-        path = join(tmpdir(), `agentbus-sqlite-${randomBytes(8).toString('hex')}`);
-        anonymous = true;
-      } else {
-        path = wasm.cstrToJs(zName);
-      }
-      const writable = (flags & OPEN_READWRITE) !== 0;
-      let oflags = writable ? fsc.O_RDWR : fsc.O_RDONLY;
-      if (flags & OPEN_CREATE) oflags |= fsc.O_CREAT;
-      if (flags & OPEN_EXCLUSIVE || anonymous) oflags |= fsc.O_EXCL;
-      let fd: number;
-      let outFlags = flags;
-      try {
-        fd = openSync(path, oflags, 0o600);
-      } catch (error) {
-        const code = errnoCode(error);
-        if (writable && (code === 'EACCES' || code === 'EROFS' || code === 'EPERM') && !(flags & OPEN_CREATE)) {
-          try {
-            fd = openSync(path, fsc.O_RDONLY);
-            outFlags = (flags & ~OPEN_READWRITE) | OPEN_READONLY;
-          } catch (error) {
-            return failed('SQLITE_CANTOPEN', error, SQLITE_CANTOPEN, path);
-          }
-        } else {
-          return failed('SQLITE_CANTOPEN', error, SQLITE_CANTOPEN, path);
-        }
-      }
-      if (anonymous) {
-        try {
-          unlinkSync(path);
-        } catch {
-          // Left for the OS temp cleaner.
-        }
-      }
-      let file: OpenFile;
-      if (flags & OPEN_MAIN_DB) {
-        const connection = openConnectionNumber();
-        let record: LockRecord;
-        try {
-          record = LockRecord.claim(path, selfOwner(connection));
-        } catch (error) {
-          failed('claim lock record', error, SQLITE_CANTOPEN, path);
-          closeConnectionNumber(connection);
-          closeSync(fd);
-          return SQLITE_CANTOPEN;
-        }
-        file = { fd, path, flags, deleteOnClose: false, connection, record, lock: new DatabaseLock(record) };
-      } else {
-        file = { fd, path, flags, deleteOnClose: !anonymous && (flags & OPEN_DELETEONCLOSE) !== 0 };
-      }
-      files.set(pFile, file);
-      wasm.pokePtr(pFile, ioMethods.pointer);
-      if (pOutFlags) wasm.poke32(pOutFlags, outFlags);
-      return SQLITE_OK;
+      return openFile(pVfs, zName, pFile, flags, pOutFlags);
     },
-    xDelete(_pVfs: number, zName: number): number {
-      try {
-        if (pendingFd >= 0) flushPendingHeader();
-      } catch (error) {
-        return failed('xDelete', error, SQLITE_IOERR_WRITE);
-      }
+    xDelete: layer.onVfs('xDelete', SQLITE_IOERR_DELETE, (_pVfs: number, zName: number) => {
       const path = wasm.cstrToJs(zName);
       try {
         unlinkSync(path);
         return SQLITE_OK;
       } catch (error) {
-        return errnoCode(error) === 'ENOENT' ? SQLITE_IOERR_DELETE_NOENT : failed('xDelete', error, SQLITE_IOERR_DELETE, path);
+        return errnoCode(error) === 'ENOENT' ? SQLITE_IOERR_DELETE_NOENT : layer.failed('xDelete', error, SQLITE_IOERR_DELETE, path);
       }
-    },
-    xAccess(_pVfs: number, zName: number, flags: number, pOut: number): number {
-      try {
-        if (pendingFd >= 0) flushPendingHeader();
-      } catch (error) {
-        return failed('xAccess', error, SQLITE_IOERR_WRITE);
-      }
+    }),
+    xAccess: layer.onVfs('xAccess', SQLITE_IOERR_ACCESS, (_pVfs: number, zName: number, flags: number, pOut: number) => {
       const path = wasm.cstrToJs(zName);
       let ok = false;
       try {
@@ -544,11 +527,11 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
           ok = true;
         }
       } catch (error) {
-        if (errnoCode(error) !== 'ENOENT' && errnoCode(error) !== 'EACCES') return failed('xAccess', error, SQLITE_IOERR_ACCESS, path);
+        if (errnoCode(error) !== 'ENOENT' && errnoCode(error) !== 'EACCES') return layer.failed('xAccess', error, SQLITE_IOERR_ACCESS, path);
       }
       wasm.poke32(pOut, ok ? 1 : 0);
       return SQLITE_OK;
-    },
+    }),
     xFullPathname(_pVfs: number, zName: number, nOut: number, zOut: number): number {
       const full = Buffer.from(resolve(wasm.cstrToJs(zName)), 'utf8');
       if (full.length + 1 > nOut) return SQLITE_CANTOPEN;
@@ -564,9 +547,9 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
     xSleep(_pVfs: number, micros: number): number {
       count('sleep');
       count('sleep.us', micros);
+      layer.enterDeferred();
       // Trap 1: SQLite may read the WAL index without a lock after sleeping; make that read fresh.
       try {
-        if (pendingFd >= 0) flushPendingHeader();
         refreshAllIndexes();
       } catch {
         // A failed refresh only means the next lock will pull.
@@ -589,7 +572,7 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
     },
     xGetLastError(_pVfs: number, nBuf: number, zBuf: number): number {
       // SQLite asks after a CANTOPEN or IOERR (sqlite3_system_errno); the text goes to the buffer.
-      const failure = newestFailure;
+      const failure = layer.newestFailure;
       if (failure === undefined) return 0;
       if (nBuf > 0 && zBuf) {
         const text = Buffer.from(failure.error.message, 'utf8').subarray(0, nBuf - 1);
@@ -602,6 +585,66 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
     },
   };
 
+  /** xOpen after its output pointer is cleared: the work common to all methods, then the open. */
+  const openFile = layer.onVfs('xOpen', SQLITE_CANTOPEN, (_pVfs: number, zName: number, pFile: number, flags: number, pOutFlags: number) => {
+    let path: string;
+    let anonymous = false;
+    if (zName === 0) {
+      path = join(tmpdir(), `agentbus-sqlite-${randomBytes(8).toString('hex')}`);
+      anonymous = true;
+    } else {
+      path = wasm.cstrToJs(zName);
+    }
+    const writable = (flags & OPEN_READWRITE) !== 0;
+    let oflags = writable ? fsc.O_RDWR : fsc.O_RDONLY;
+    if (flags & OPEN_CREATE) oflags |= fsc.O_CREAT;
+    if (flags & OPEN_EXCLUSIVE || anonymous) oflags |= fsc.O_EXCL;
+    let fd: number;
+    let outFlags = flags;
+    try {
+      fd = openSync(path, oflags, 0o600);
+    } catch (error) {
+      const code = errnoCode(error);
+      if (writable && (code === 'EACCES' || code === 'EROFS' || code === 'EPERM') && !(flags & OPEN_CREATE)) {
+        try {
+          fd = openSync(path, fsc.O_RDONLY);
+          outFlags = (flags & ~OPEN_READWRITE) | OPEN_READONLY;
+        } catch (error) {
+          return layer.failed('xOpen', error, SQLITE_CANTOPEN, path);
+        }
+      } else {
+        return layer.failed('xOpen', error, SQLITE_CANTOPEN, path);
+      }
+    }
+    if (anonymous) {
+      try {
+        unlinkSync(path);
+      } catch {
+        // Left for the OS temp cleaner.
+      }
+    }
+    let file: OpenFile;
+    if (flags & OPEN_MAIN_DB) {
+      const connection = openConnectionNumber();
+      let record: LockRecord;
+      try {
+        record = LockRecord.claim(path, selfOwner(connection));
+      } catch (error) {
+        layer.failed('claim lock record', error, SQLITE_CANTOPEN, path);
+        closeConnectionNumber(connection);
+        closeSync(fd);
+        return SQLITE_CANTOPEN;
+      }
+      file = { fd, path, flags, deleteOnClose: false, connection, record, lock: new DatabaseLock(record) };
+    } else {
+      file = { fd, path, flags, deleteOnClose: !anonymous && (flags & OPEN_DELETEONCLOSE) !== 0 };
+    }
+    layer.add(pFile, file);
+    wasm.pokePtr(pFile, ioMethods.pointer);
+    if (pOutFlags) wasm.poke32(pOutFlags, outFlags);
+    return SQLITE_OK;
+  });
+
   sqlite3.vfs.installVfs({
     io: {
       struct: ioMethods,
@@ -609,5 +652,6 @@ export function installNodeFsVfs(sqlite3: Sqlite3): void {
     },
     vfs: { struct: vfs, methods: vfsMethods as unknown as Record<string, (...args: never[]) => number | void> },
   });
-  installed = true;
+  layers.set(sqlite3, layer);
+  return layer;
 }

@@ -21,7 +21,7 @@ import { DbError, dbErrorCodeFromSqlite } from '../../src/db/db-error.js';
 import { runResult } from '../../src/db/run-result.js';
 import { isBlankSql, noStatement, scanParameters, secondStatement } from '../../src/db/sql-scan.js';
 import { checkValue, StatementParameters, unsafeIntegerError } from '../../src/db/statement-parameters.js';
-import { takeFileLayerFailure, VFS_NAME } from './node-fs-vfs.js';
+import { VFS_NAME, type NodeFsVfs } from './node-fs-vfs.js';
 import { refreshIndexesBeforeStatement } from './shm-index.js';
 import { BusyWaiter } from './busy-wait.js';
 import { SQLITE_DONE, SQLITE_OK, SQLITE_ROW } from './sqlite-codes.js';
@@ -93,10 +93,10 @@ class Scratch {
  * file layer failed behind it, its reason (e.g. "lock table ... is full")
  * joins the message and becomes the cause: SQLite itself only got a code.
  */
-function sqliteError(e: SqliteExports, wasm: SqliteWasm, pDb: number, rc: number, dbPath: string): DbError {
+function sqliteError(vfs: NodeFsVfs, e: SqliteExports, wasm: SqliteWasm, pDb: number, rc: number, dbPath: string): DbError {
   const code = pDb ? e.sqlite3_extended_errcode(pDb) || rc : rc;
   const message = pDb ? wasm.cstrToJs(e.sqlite3_errmsg(pDb)) : wasm.cstrToJs(e.sqlite3_errstr(rc));
-  const cause = takeFileLayerFailure(dbPath, code);
+  const cause = vfs.takeFailure(dbPath, code);
   return new DbError(dbErrorCodeFromSqlite(code), cause === undefined ? message : `${message}: ${cause.message}`, {
     sqliteCode: code,
     error: cause,
@@ -108,6 +108,7 @@ export class WasmConnection implements Connection {
   readonly capabilities: DriverCapabilities;
   readonly #e: SqliteExports;
   readonly #wasm: SqliteWasm;
+  readonly #vfs: NodeFsVfs;
   #pDb: number;
   readonly #busyTimeoutMs: number;
   readonly #statements = new Set<WasmStatement>();
@@ -119,9 +120,10 @@ export class WasmConnection implements Connection {
   readonly #busy: BusyWaiter;
   #busyHandlerPtr = 0;
 
-  private constructor(sqlite3: Sqlite3, pDb: number, path: string, busyTimeoutMs: number, capabilities: DriverCapabilities) {
+  private constructor(sqlite3: Sqlite3, vfs: NodeFsVfs, pDb: number, path: string, busyTimeoutMs: number, capabilities: DriverCapabilities) {
     this.#wasm = sqlite3.wasm;
     this.#e = sqlite3.wasm.exports;
+    this.#vfs = vfs;
     this.#pDb = pDb;
     this.path = path;
     this.#busyTimeoutMs = busyTimeoutMs;
@@ -132,7 +134,7 @@ export class WasmConnection implements Connection {
   }
 
   /** Opens (creating if missing) the database at `path`. */
-  static open(sqlite3: Sqlite3, path: string, options: OpenOptions, capabilities: DriverCapabilities): WasmConnection {
+  static open(sqlite3: Sqlite3, vfs: NodeFsVfs, path: string, options: OpenOptions, capabilities: DriverCapabilities): WasmConnection {
     const wasm = sqlite3.wasm;
     const e = wasm.exports;
     const abs = resolve(path);
@@ -145,7 +147,7 @@ export class WasmConnection implements Connection {
       const rc = e.sqlite3_open_v2(zName, ppDb, OPEN_READWRITE | OPEN_CREATE | OPEN_EXRESCODE, zVfs);
       pDb = wasm.peekPtr(ppDb);
       if (rc !== SQLITE_OK) {
-        const error = sqliteError(e, wasm, pDb, rc, abs);
+        const error = sqliteError(vfs, e, wasm, pDb, rc, abs);
         if (pDb) e.sqlite3_close_v2(pDb);
         throw new DbError(error.code, `cannot open ${abs}: ${error.message}`, { sqliteCode: error.sqliteCode, error: error.cause });
       }
@@ -159,7 +161,7 @@ export class WasmConnection implements Connection {
     // Same dialect as the native driver: no double-quoted string literals, foreign keys on.
     sqlite3.capi.sqlite3_db_config(pDb, DBCONFIG_DQS_DML, 0, 0);
     sqlite3.capi.sqlite3_db_config(pDb, DBCONFIG_DQS_DDL, 0, 0);
-    const conn = new WasmConnection(sqlite3, pDb, abs, busy, capabilities);
+    const conn = new WasmConnection(sqlite3, vfs, pDb, abs, busy, capabilities);
     try {
       conn.#installBusyHandler();
       conn.exec('PRAGMA foreign_keys=ON');
@@ -191,7 +193,7 @@ export class WasmConnection implements Connection {
 
   /** Builds a DbError from the connection's last error. */
   error(rc: number): DbError {
-    return sqliteError(this.#e, this.#wasm, this.#pDb, rc, this.path);
+    return sqliteError(this.#vfs, this.#e, this.#wasm, this.#pDb, rc, this.path);
   }
 
   exec(sql: string): void {

@@ -7,15 +7,16 @@
 import type { DriverCapabilities, DriverLoadResult, Driver, Connection, OpenOptions } from '../../src/db/driver.js';
 import { DbError } from '../../src/db/db-error.js';
 import { loadSqlite3, type Sqlite3 } from './sqlite-runtime.js';
-import { installNodeFsVfs } from './node-fs-vfs.js';
+import { installNodeFsVfs, type NodeFsVfs } from './node-fs-vfs.js';
 import { WasmConnection } from './wasm-connection.js';
 
 /** Loads the wasm module and registers the file layer, or says why it cannot. Never throws. */
 export async function loadWasmDriver(): Promise<DriverLoadResult> {
   let sqlite3: Sqlite3;
+  let vfs: NodeFsVfs;
   try {
     sqlite3 = await loadSqlite3();
-    installNodeFsVfs(sqlite3);
+    vfs = installNodeFsVfs(sqlite3);
   } catch (error) {
     return { ok: false, reason: `the wasm driver failed to start: ${(error as Error)?.message ?? String(error)}` };
   }
@@ -30,7 +31,7 @@ export async function loadWasmDriver(): Promise<DriverLoadResult> {
     capabilities,
     open(path: string, options: OpenOptions): Connection {
       if (typeof path !== 'string' || path === '') throw new DbError('cantopen', 'a database path is required');
-      return WasmConnection.open(sqlite3, path, options, capabilities);
+      return WasmConnection.open(sqlite3, vfs, path, options, capabilities);
     },
   };
   return { ok: true, driver };
