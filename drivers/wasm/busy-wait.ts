@@ -8,8 +8,7 @@
  * in wall-clock time.
  */
 import { sleepSync } from '../../src/db/sleep-sync.js';
-import type { LockRecord } from './lock-table.js';
-import { refreshAllIndexes } from './shm-index.js';
+import type { Refusal } from './lock-table.js';
 import { count } from './vfs-stats.js';
 
 /** Step between looks at the lock table while waiting. */
@@ -17,28 +16,24 @@ const POLL_MS = 0.5;
 /** Longest single wait before handing control back to SQLite for a retry. */
 const MAX_WAIT_MS = 50;
 
-interface Refusal {
-  /** The record that was refused. */
-  readonly record: LockRecord;
-  /** Record byte offsets that conflicted. */
-  readonly conflicts: readonly number[];
-}
-
-let lastRefusal: Refusal | undefined;
-
-/** Remembers what the last SQLITE_BUSY from a lock was waiting for. */
-export function noteRefusal(record: LockRecord, conflicts: readonly number[]): void {
-  lastRefusal = { record, conflicts };
+/** What the busy wait needs from the file layer (NodeFsVfs). */
+export interface BusyWaitSource {
+  /** Takes (and forgets) what the last SQLITE_BUSY from a lock was waiting for. */
+  takeRefusal(): Refusal | undefined;
+  /** Pulls every open WAL index of this process, so the retry sees what changed. */
+  refreshIndexes(): void;
 }
 
 /** Per connection: when the current busy episode started. */
 export class BusyWaiter {
   /** Milliseconds a busy episode may last before SQLite gets SQLITE_BUSY. */
   timeoutMs: number;
+  readonly #source: BusyWaitSource;
   #episodeStart = 0;
 
-  constructor(timeoutMs: number) {
+  constructor(timeoutMs: number, source: BusyWaitSource) {
     this.timeoutMs = timeoutMs;
+    this.#source = source;
   }
 
   /** The sqlite3_busy_handler callback: 1 = retry, 0 = give up. */
@@ -47,17 +42,17 @@ export class BusyWaiter {
     if (attempt === 0) this.#episodeStart = now;
     const left = this.#episodeStart + this.timeoutMs - now;
     if (left <= 0) return 0;
-    const refusal = lastRefusal;
-    lastRefusal = undefined;
+    const refusal = this.#source.takeRefusal();
+    const conflicts = refusal?.conflicts;
     const until = now + Math.min(left, MAX_WAIT_MS);
     // Jitter so that waiters woken by one release do not all collide again.
     sleepSync(Math.random() * POLL_MS);
     while (Date.now() < until) {
-      if (refusal !== undefined && !refusal.record.othersHoldAny(refusal.conflicts)) break;
+      if (conflicts !== undefined && !(refusal as Refusal).record.othersHoldAny(conflicts)) break;
       sleepSync(POLL_MS);
-      if (refusal === undefined && Date.now() - now >= 1 + attempt) break;
+      if (conflicts === undefined && Date.now() - now >= 1 + attempt) break;
     }
-    refreshAllIndexes();
+    this.#source.refreshIndexes();
     count('busy.wait');
     count('busy.ms', Date.now() - now);
     return 1;

@@ -19,11 +19,24 @@
 import { closeSync, constants as fsc, fstatSync, openSync, readSync, rmdirSync, unlinkSync, writeSync } from 'node:fs';
 import { adminMarkerDir, lockTablePath, readRecordOwner, REC, RECORD_SIZE, type LockOwner } from '../../src/db/portable-lock-files.js';
 import { withAdminLock } from './admin-lock.js';
-import { noteRefusal } from './busy-wait.js';
 import { isOwnerAlive } from './owner-liveness.js';
 
 /** At most this many records: the table is read whole on every lock. */
 const MAX_RECORDS = 1024;
+
+/**
+ * A lock that was not granted (SQLite is answered SQLITE_BUSY), returned to
+ * the file layer, which hands it to the busy wait: the record that asked and
+ * the byte offsets another live owner held, so the wait can end as soon as
+ * they are free. `conflicts` is undefined when the wait is for something
+ * else (a WAL index that kept changing): the wait then only sleeps a little.
+ */
+export interface Refusal {
+  /** The record whose lock was refused. */
+  readonly record: LockRecord;
+  /** Record byte offsets that conflicted, or undefined when no owner's bytes did. */
+  readonly conflicts: readonly number[] | undefined;
+}
 
 /** u32 words per record compared to detect WAL-index pushes: identity (0..15) and the stamp. */
 const STAMP_WORDS = [0, 1, 2, 3, REC.shmStamp / 4] as const;
@@ -115,8 +128,12 @@ export class LockRecord {
     this.write(from, count, 1);
     if (!this.othersHoldAny(conflicts)) return true;
     this.write(from, count, 0);
-    noteRefusal(this, conflicts);
     return false;
+  }
+
+  /** The Refusal of a lock of this record that `conflicts` (offsets, or undefined) kept from being granted. */
+  refused(conflicts: readonly number[] | undefined): Refusal {
+    return { record: this, conflicts };
   }
 
   /** Reads the table and reports whether a live other record holds any of `offsets`. */

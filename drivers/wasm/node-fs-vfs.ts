@@ -24,11 +24,12 @@ import { randomFillSync, randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { sleepSync } from '../../src/db/sleep-sync.js';
-import { LockRecord } from './lock-table.js';
+import { LockRecord, type Refusal } from './lock-table.js';
 import { DatabaseLock } from './portable-locks.js';
-import { refreshAllIndexes, ShmIndex } from './shm-index.js';
+import { ShmIndex } from './shm-index.js';
 import { closeConnectionNumber, openConnectionNumber, selfOwner } from './owner-liveness.js';
 import {
+  SQLITE_BUSY,
   SQLITE_CANTOPEN,
   SQLITE_FULL,
   SQLITE_IOERR,
@@ -160,6 +161,54 @@ export class NodeFsVfs {
   #headerPos = 0;
   /** A failure no call could report when it happened (xShmBarrier, xSleep): the next call reports it. */
   #unreported: FileLayerFailure | undefined;
+  /** The WAL indexes of the open files that have one. */
+  readonly #indexes = new Set<ShmIndex>();
+  /** What the last SQLITE_BUSY from a lock was waiting for, until the busy wait takes it. */
+  #refusal: Refusal | undefined;
+
+  /** Answers a lock request: SQLITE_OK when granted; else SQLITE_BUSY, keeping the refusal for the busy wait. */
+  answer(refusal: Refusal | undefined): number {
+    if (refusal === undefined) return SQLITE_OK;
+    this.#refusal = refusal;
+    return SQLITE_BUSY;
+  }
+
+  /** Takes (and forgets) what the last SQLITE_BUSY from a lock was waiting for (BusyWaitSource). */
+  takeRefusal(): Refusal | undefined {
+    const refusal = this.#refusal;
+    this.#refusal = undefined;
+    return refusal;
+  }
+
+  /** Gives a main database file its WAL index. */
+  addIndex(f: OpenFile, shm: ShmIndex): void {
+    f.shm = shm;
+    this.#indexes.add(shm);
+  }
+
+  /** Takes a main database file's WAL index away (it is unmapped next). */
+  removeIndex(f: OpenFile): ShmIndex | undefined {
+    const shm = f.shm;
+    if (shm === undefined) return undefined;
+    f.shm = undefined;
+    this.#indexes.delete(shm);
+    return shm;
+  }
+
+  /** Pulls every open WAL index of this process: after a sleep (trap 1) and a busy wait (BusyWaitSource). */
+  refreshIndexes(): void {
+    for (const index of this.#indexes) index.refresh();
+  }
+
+  /**
+   * Pulls every open WAL index of this process at the start of a statement,
+   * except an index whose connection holds a WAL-index slot: it is inside a
+   * transaction whose snapshot SQLite fixed when that slot was granted (and
+   * the grant pulled). See docs/drivers.md, "Syscalls per commit".
+   */
+  refreshIndexesBeforeStatement(): void {
+    for (const index of this.#indexes) if (!index.holdsSlot()) index.refresh();
+  }
 
   /** The open file behind a sqlite3_file pointer; throws for one this layer did not open. */
   fileOf(pFile: number): OpenFile {
@@ -356,7 +405,7 @@ export class NodeFsVfs {
     if (f === undefined) return SQLITE_OK;
     let rc = this.#enter();
     try {
-      f.shm?.unmap(false);
+      this.removeIndex(f)?.unmap(false);
     } catch (error) {
       rc = this.failed('xClose', error, SQLITE_IOERR, f.path);
     }
@@ -443,7 +492,7 @@ export function installNodeFsVfs(sqlite3: Sqlite3): NodeFsVfs {
       wasm.poke64(pSize, BigInt(fstatSync(f.fd).size));
       return SQLITE_OK;
     }),
-    xLock: layer.onFile('xLock', SQLITE_IOERR_LOCK, (f, level: number) => (f.lock === undefined ? SQLITE_OK : f.lock.lock(level))),
+    xLock: layer.onFile('xLock', SQLITE_IOERR_LOCK, (f, level: number) => (f.lock === undefined ? SQLITE_OK : layer.answer(f.lock.lock(level)))),
     xUnlock: layer.onFile('xUnlock', SQLITE_IOERR_UNLOCK, (f, level: number) => (f.lock === undefined ? SQLITE_OK : f.lock.unlock(level))),
     xCheckReservedLock: layer.onFile('xCheckReservedLock', SQLITE_IOERR_CHECKRESERVEDLOCK, (f, pOut: number) => {
       wasm.poke32(pOut, f.lock !== undefined && f.lock.othersReserved() ? 1 : 0);
@@ -464,23 +513,25 @@ export function installNodeFsVfs(sqlite3: Sqlite3): NodeFsVfs {
   const shmMethods = {
     xShmMap: layer.onFile('xShmMap', SQLITE_IOERR_SHMMAP, (f, iRegion: number, szRegion: number, bExtend: number, pp: number) => {
       if (f.record === undefined || f.lock === undefined) return SQLITE_IOERR_SHMOPEN;
-      if (f.shm === undefined) {
+      let shm = f.shm;
+      if (shm === undefined) {
         try {
-          const shm = new ShmIndex(heap, f.record);
-          f.shm = shm;
+          const opened = new ShmIndex(heap, f.record);
+          layer.addIndex(f, opened);
           f.lock.setHooks({
-            onExclusive: () => shm.onDatabaseExclusive(),
-            beforeExclusiveRelease: () => shm.beforeDatabaseExclusiveRelease(),
+            onExclusive: () => opened.onDatabaseExclusive(),
+            beforeExclusiveRelease: () => opened.beforeDatabaseExclusiveRelease(),
           });
+          shm = opened;
         } catch (error) {
           return layer.failed('xShmMap', error, SQLITE_IOERR_SHMOPEN, f.path);
         }
       }
-      wasm.pokePtr(pp, f.shm.map(iRegion, szRegion, bExtend !== 0));
+      wasm.pokePtr(pp, shm.map(iRegion, szRegion, bExtend !== 0));
       return SQLITE_OK;
     }),
     xShmLock: layer.onFile('xShmLock', SQLITE_IOERR_SHMLOCK, (f, ofst: number, n: number, flags: number) =>
-      f.shm === undefined ? SQLITE_IOERR_SHMLOCK : f.shm.lock(ofst, n, flags),
+      f.shm === undefined ? SQLITE_IOERR_SHMLOCK : layer.answer(f.shm.lock(ofst, n, flags)),
     ),
     xShmBarrier(): void {
       // The private copy only changes under our own control (pulls at lock
@@ -491,9 +542,8 @@ export function installNodeFsVfs(sqlite3: Sqlite3): NodeFsVfs {
       layer.enterDeferred();
     },
     xShmUnmap: layer.onFile('xShmUnmap', SQLITE_IOERR, (f, deleteFlag: number) => {
-      const shm = f.shm;
+      const shm = layer.removeIndex(f);
       if (shm === undefined) return SQLITE_OK;
-      f.shm = undefined;
       f.lock?.setHooks(undefined);
       shm.unmap(deleteFlag !== 0);
       return SQLITE_OK;
@@ -550,13 +600,13 @@ export function installNodeFsVfs(sqlite3: Sqlite3): NodeFsVfs {
       layer.enterDeferred();
       // Trap 1: SQLite may read the WAL index without a lock after sleeping; make that read fresh.
       try {
-        refreshAllIndexes();
+        layer.refreshIndexes();
       } catch {
         // A failed refresh only means the next lock will pull.
       }
       sleepSync(micros / 1000);
       try {
-        refreshAllIndexes();
+        layer.refreshIndexes();
       } catch {
         // As above.
       }

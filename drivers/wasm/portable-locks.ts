@@ -12,8 +12,8 @@
  * only the last closer (or a journal-mode switch) reaches EXCLUSIVE.
  */
 import { REC } from '../../src/db/portable-lock-files.js';
-import type { LockRecord } from './lock-table.js';
-import { SQLITE_BUSY, SQLITE_OK } from './sqlite-codes.js';
+import type { LockRecord, Refusal } from './lock-table.js';
+import { SQLITE_OK } from './sqlite-codes.js';
 
 /** SQLite's lock levels (sqlite3.h SQLITE_LOCK_*). */
 export const LOCK = { NONE: 0, SHARED: 1, RESERVED: 2, PENDING: 3, EXCLUSIVE: 4 } as const;
@@ -49,29 +49,29 @@ export class DatabaseLock {
     this.#hooks = hooks;
   }
 
-  /** xLock: raises the level; returns SQLITE_OK or SQLITE_BUSY. */
-  lock(target: number): number {
-    if (this.level >= target) return SQLITE_OK;
+  /** xLock: raises the level; returns undefined when granted, else why not (SQLITE_BUSY). */
+  lock(target: number): Refusal | undefined {
+    if (this.level >= target) return undefined;
     const rec = this.#record;
     if (target === LOCK.SHARED) {
-      if (!rec.tryTake(REC.dbShared, 1, CONFLICTS_SHARED)) return SQLITE_BUSY;
+      if (!rec.tryTake(REC.dbShared, 1, CONFLICTS_SHARED)) return rec.refused(CONFLICTS_SHARED);
       this.level = LOCK.SHARED;
-      return SQLITE_OK;
+      return undefined;
     }
     if (target === LOCK.RESERVED) {
-      if (!rec.tryTake(REC.dbReserved, 1, CONFLICTS_RESERVED)) return SQLITE_BUSY;
+      if (!rec.tryTake(REC.dbReserved, 1, CONFLICTS_RESERVED)) return rec.refused(CONFLICTS_RESERVED);
       this.level = LOCK.RESERVED;
-      return SQLITE_OK;
+      return undefined;
     }
     // EXCLUSIVE (SQLite never asks for PENDING directly).
     if (!rec.holds(REC.dbPending)) {
-      if (!rec.tryTake(REC.dbPending, 1, CONFLICTS_PENDING)) return SQLITE_BUSY;
+      if (!rec.tryTake(REC.dbPending, 1, CONFLICTS_PENDING)) return rec.refused(CONFLICTS_PENDING);
       this.level = LOCK.PENDING;
     }
-    if (!rec.tryTake(REC.dbExclusive, 1, CONFLICTS_EXCLUSIVE)) return SQLITE_BUSY;
+    if (!rec.tryTake(REC.dbExclusive, 1, CONFLICTS_EXCLUSIVE)) return rec.refused(CONFLICTS_EXCLUSIVE);
     this.level = LOCK.EXCLUSIVE;
     this.#hooks?.onExclusive();
-    return SQLITE_OK;
+    return undefined;
   }
 
   /** xUnlock: lowers the level to SHARED or NONE. */

@@ -38,8 +38,7 @@
 import { closeSync, constants as fsc, fstatSync, ftruncateSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { withAdminLock } from './admin-lock.js';
 import { REC } from '../../src/db/portable-lock-files.js';
-import { LockRecord } from './lock-table.js';
-import { SQLITE_BUSY, SQLITE_OK } from './sqlite-codes.js';
+import { LockRecord, type Refusal } from './lock-table.js';
 import { count } from './vfs-stats.js';
 
 /** The wasm heap access the index needs. */
@@ -89,23 +88,6 @@ interface Region {
   readonly shadow: Int32Array;
   /** The same shadow as a Buffer, for a native (memcmp) compare of whole chunks. */
   readonly shadowBuf: Buffer;
-}
-
-const openIndexes = new Set<ShmIndex>();
-
-/** Pulls every open index of this process; called from xSleep (trap 1). */
-export function refreshAllIndexes(): void {
-  for (const index of openIndexes) index.refresh();
-}
-
-/**
- * Pulls every open index of this process at the start of a statement, except
- * an index whose connection holds a WAL-index slot: it is inside a
- * transaction whose snapshot SQLite fixed when that slot was granted (and the
- * grant pulled). See docs/drivers.md, "Syscalls per commit".
- */
-export function refreshIndexesBeforeStatement(): void {
-  for (const index of openIndexes) if (!index.holdsSlot()) index.refresh();
 }
 
 /** The `-shm` path of a database. */
@@ -177,7 +159,6 @@ export class ShmIndex {
       closeSync(this.#fd);
       throw error;
     }
-    openIndexes.add(this);
   }
 
   /** xShmMap: the address of region `i`, mapping it on first use; 0 when it does not exist and may not be created. */
@@ -203,8 +184,8 @@ export class ShmIndex {
     return (this.#regions[i] as Region).ptr;
   }
 
-  /** xShmLock: takes or releases WAL-index lock slots [ofst, ofst+n). */
-  lock(ofst: number, n: number, flags: number): number {
+  /** xShmLock: takes or releases WAL-index lock slots [ofst, ofst+n); undefined when done, else why not (SQLITE_BUSY). */
+  lock(ofst: number, n: number, flags: number): Refusal | undefined {
     const rec = this.#record;
     if (flags & SHM_UNLOCK) {
       if (flags & SHM_EXCLUSIVE) {
@@ -214,42 +195,43 @@ export class ShmIndex {
       } else {
         rec.write(REC.shmShared + ofst, n, 0);
       }
-      return SQLITE_OK;
+      return undefined;
     }
     if (flags & SHM_SHARED) {
-      if (!rec.tryTake(REC.shmShared + ofst, n, [REC.shmExclusive + ofst])) {
+      const conflicts = [REC.shmExclusive + ofst];
+      if (!rec.tryTake(REC.shmShared + ofst, n, conflicts)) {
         count(`busy.shared.${ofst}`);
         this.pull(false, true);
-        return SQLITE_BUSY;
+        return rec.refused(conflicts);
       }
       if (!this.pull(false, true)) {
         count('busy.unsettled');
         rec.write(REC.shmShared + ofst, n, 0);
-        return SQLITE_BUSY;
+        return rec.refused(undefined);
       }
       if (ofst === READ_LOCK_0 && !this.#fullyBackfilled()) {
         count('busy.trap3');
         // Trap 3: SQLite chose READ_LOCK(0) from an unlocked read; fresh data says the WAL is needed.
         rec.write(REC.shmShared + ofst, n, 0);
-        return SQLITE_BUSY;
+        return rec.refused(undefined);
       }
-      return SQLITE_OK;
+      return undefined;
     }
     const conflicts: number[] = [];
     for (let j = ofst; j < ofst + n; j++) conflicts.push(REC.shmShared + j, REC.shmExclusive + j);
     if (!rec.tryTake(REC.shmExclusive + ofst, n, conflicts)) {
       count(`busy.excl.${ofst}.${n}`);
       this.pull(false, true);
-      return SQLITE_BUSY;
+      return rec.refused(conflicts);
     }
     if (!this.pull(false, true)) {
       count('busy.unsettled');
       this.push();
       rec.write(REC.shmExclusive + ofst, n, 0);
-      return SQLITE_BUSY;
+      return rec.refused(undefined);
     }
     this.#dirty = this.#heldScope();
-    return SQLITE_OK;
+    return undefined;
   }
 
   /**
@@ -478,7 +460,6 @@ export class ShmIndex {
   /** xShmUnmap: frees the private copy; deletes the file when asked and nobody else has it open. */
   unmap(deleteFlag: boolean): void {
     if (this.#fd < 0) return;
-    openIndexes.delete(this);
     for (const r of this.#regions) this.#heap.dealloc(r.ptr);
     this.#regions.length = 0;
     const record = this.#record;

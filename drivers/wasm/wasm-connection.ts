@@ -22,7 +22,6 @@ import { runResult } from '../../src/db/run-result.js';
 import { isBlankSql, noStatement, scanParameters, secondStatement } from '../../src/db/sql-scan.js';
 import { checkValue, StatementParameters, unsafeIntegerError } from '../../src/db/statement-parameters.js';
 import { VFS_NAME, type NodeFsVfs } from './node-fs-vfs.js';
-import { refreshIndexesBeforeStatement } from './shm-index.js';
 import { BusyWaiter } from './busy-wait.js';
 import { SQLITE_DONE, SQLITE_OK, SQLITE_ROW } from './sqlite-codes.js';
 import type { Sqlite3, SqliteExports, SqliteWasm } from './sqlite-runtime.js';
@@ -130,7 +129,7 @@ export class WasmConnection implements Connection {
     this.capabilities = capabilities;
     this.#scratch = new Scratch(sqlite3.wasm);
     this.#ptrs = sqlite3.wasm.alloc(16);
-    this.#busy = new BusyWaiter(busyTimeoutMs);
+    this.#busy = new BusyWaiter(busyTimeoutMs, vfs);
   }
 
   /** Opens (creating if missing) the database at `path`. */
@@ -303,7 +302,7 @@ export class WasmConnection implements Connection {
    * fixed (docs/drivers.md, "Syscalls per commit").
    */
   beforeStatement(): void {
-    refreshIndexesBeforeStatement();
+    this.#vfs.refreshIndexesBeforeStatement();
   }
 
   /** Runs after every completed statement: the WAL growth guard. */
