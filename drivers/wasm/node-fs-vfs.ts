@@ -58,18 +58,6 @@ import { count } from './vfs-stats.js';
 export const VFS_NAME = 'agentbus-nodefs';
 
 
-/**
- * Whether the file layer offers SQLite shared memory (xShmMap & co., io
- * methods version 2), i.e. whether WAL mode is possible (the cross-process WAL
- * index of shm-index.ts). The switch to rollback-journal mode, should the WAL
- * index ever need to be taken out again: with it false SQLite answers
- * `PRAGMA journal_mode=WAL` with `delete` and runs on the portable database
- * locks alone (then also set capabilities.wal to false in wasm-driver.ts; an
- * existing WAL-mode file can then only be opened after `PRAGMA
- * locking_mode=EXCLUSIVE; PRAGMA journal_mode=DELETE`). See docs/drivers.md.
- */
-const SHARED_MEMORY = true;
-
 const OPEN_READONLY = 0x1;
 const OPEN_READWRITE = 0x2;
 const OPEN_CREATE = 0x4;
@@ -436,9 +424,8 @@ export function installNodeFsVfs(sqlite3: Sqlite3): NodeFsVfs {
   const { wasm, capi } = sqlite3;
 
   const ioMethods = new capi.sqlite3_io_methods();
-  // Version 1 has no xShm* slots: SQLite then never enters WAL mode (except in
-  // locking_mode=EXCLUSIVE, where it keeps the index in its own heap memory).
-  ioMethods.$iVersion = SHARED_MEMORY ? 2 : 1;
+  // Version 2 adds the xShm* methods: SQLite shared memory, hence WAL mode (shm-index.ts).
+  ioMethods.$iVersion = 2;
   const vfs = new capi.sqlite3_vfs();
   vfs.$iVersion = 2;
   vfs.$szOsFile = capi.sqlite3_file.structInfo.sizeof;
@@ -507,10 +494,7 @@ export function installNodeFsVfs(sqlite3: Sqlite3): NodeFsVfs {
     xDeviceCharacteristics(): number {
       return IOCAP_POWERSAFE_OVERWRITE;
     },
-  };
-
-  /** SQLite shared memory for WAL mode: installed only when SHARED_MEMORY is on. */
-  const shmMethods = {
+    // SQLite shared memory for WAL mode: the cross-process WAL index of shm-index.ts.
     xShmMap: layer.onFile('xShmMap', SQLITE_IOERR_SHMMAP, (f, iRegion: number, szRegion: number, bExtend: number, pp: number) => {
       if (f.record === undefined || f.lock === undefined) return SQLITE_IOERR_SHMOPEN;
       let shm = f.shm;
@@ -698,7 +682,7 @@ export function installNodeFsVfs(sqlite3: Sqlite3): NodeFsVfs {
   sqlite3.vfs.installVfs({
     io: {
       struct: ioMethods,
-      methods: (SHARED_MEMORY ? { ...io, ...shmMethods } : io) as unknown as Record<string, (...args: never[]) => number | void>,
+      methods: io as unknown as Record<string, (...args: never[]) => number | void>,
     },
     vfs: { struct: vfs, methods: vfsMethods as unknown as Record<string, (...args: never[]) => number | void> },
   });

@@ -24,7 +24,7 @@ export async function loadWasmDriver(): Promise<DriverLoadResult> {
     name: 'wasm',
     sqliteVersion: sqlite3.version.libVersion,
     lockProtocol: 'portable',
-    // Must match SHARED_MEMORY in node-fs-vfs.ts (see docs/drivers.md).
+    // The file layer offers SQLite shared memory (io methods version 2, shm-index.ts).
     wal: true,
   };
   const driver: Driver = {
