@@ -33,7 +33,7 @@
  * reads agreed on it, mixed moments: a copy could hold a checkpointer's new
  * nBackfill beside a header older than the one that checkpointer worked from,
  * and SQLite then read pages from the database file that the checkpoint had
- * deliberately not copied (docs/drivers.md, "A reader saw an older snapshot").
+ * deliberately not copied (docs/performance.md, "A reader saw an older snapshot").
  */
 import { closeSync, constants as fsc, fstatSync, ftruncateSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { withAdminLock } from './admin-lock.js';
