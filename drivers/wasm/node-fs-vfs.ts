@@ -261,11 +261,12 @@ export class NodeFsVfs {
 
   /**
    * The work before every method: writes the held-back WAL frame header and
-   * hands over a failure an earlier call could not report. Returns SQLITE_OK,
-   * or the code this call must answer with instead of doing its work.
+   * hands over a failure an earlier call could not report (`flush` false:
+   * only the latter, for xWrite). Returns SQLITE_OK, or the code this call
+   * must answer with instead of doing its work.
    */
-  #enter(): number {
-    if (this.#headerFile !== undefined) {
+  #enter(flush = true): number {
+    if (flush && this.#headerFile !== undefined) {
       const file = this.#headerFile;
       try {
         this.#flushHeader();
@@ -350,8 +351,8 @@ export class NodeFsVfs {
     const wrapped = (pFile: number, a: unknown, b: unknown, c: unknown, d: unknown): number => {
       let path: string | undefined;
       try {
-        if (flushFirst && (this.#headerFile !== undefined || this.#unreported !== undefined)) {
-          const early = this.#enter();
+        if (this.#unreported !== undefined || (flushFirst && this.#headerFile !== undefined)) {
+          const early = this.#enter(flushFirst);
           if (early !== SQLITE_OK) return early;
         }
         const f = this.fileOf(pFile);

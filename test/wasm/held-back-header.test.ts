@@ -58,6 +58,20 @@ describe('a held-back WAL frame header', () => {
     expect(readFileSync(path).subarray(1000)).toEqual(Buffer.from(bytes(HEADER, 0xcc)));
   });
 
+  it('that cannot be written in xShmBarrier is reported by the next write too (xWrite handles the header itself)', () => {
+    const layer = new NodeFsVfs();
+    const { dbPath, path, fd } = walFile('r');
+    const file = { fd, path, flags: OPEN_WAL, deleteOnClose: false };
+    layer.add(1, file);
+    const write = layer.onFile('xWrite', SQLITE_IOERR_WRITE, () => SQLITE_OK, false);
+
+    layer.write(file, bytes(HEADER, 0xaa), 0, HEADER, 0);
+    layer.enterDeferred();
+    expect(write(1)).toBe(SQLITE_IOERR_WRITE);
+    expect(write(1)).toBe(SQLITE_OK);
+    expect((layer.takeFailure(dbPath, SQLITE_IOERR_WRITE) as NodeJS.ErrnoException | undefined)?.code).toBe('EBADF');
+  });
+
   it('that cannot be written in xShmBarrier is reported by the next call, once, with its reason', () => {
     const layer = new NodeFsVfs();
     // Read-only descriptor: the write fails for real (EBADF).
