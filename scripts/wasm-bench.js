@@ -29,6 +29,12 @@ function open(driver, dir) {
   return db;
 }
 
+/** CPU time (user + system) per operation since `start`, in µs: on a busy machine it moves far less than wall time. */
+function cpuUsPer(start, n) {
+  const used = process.cpuUsage(start);
+  return Math.round(((used.user + used.system) / n) * 100) / 100;
+}
+
 if (args[0] === '--child') {
   const [, name, bench, dir, nText] = args;
   const n = Number(nText);
@@ -44,8 +50,9 @@ if (args[0] === '--child') {
     // Warm up (JIT, wasm tier-up, first checkpoint), then measure.
     for (let i = 0; i < 1000; i++) (begin.run(), insert.run(['warm ' + i]), commit.run());
     const s = performance.now();
+    const c = process.cpuUsage();
     for (let i = 0; i < n; i++) (begin.run(), insert.run(['payload ' + i]), commit.run());
-    out = { commitsPerSec: Math.round((n / (performance.now() - s)) * 1000) };
+    out = { commitsPerSec: Math.round((n / (performance.now() - s)) * 1000), cpuUsPerCommit: cpuUsPer(c, n) };
   } else if (bench === 'cold') {
     const s = performance.now();
     for (let i = 0; i < n; i++) (begin.run(), insert.run(['payload ' + i]), commit.run());
@@ -58,8 +65,9 @@ if (args[0] === '--child') {
     const get = db.prepare('SELECT v FROM b WHERE id = ?');
     for (let i = 0; i < 5000; i++) get.get([1 + i]);
     const s = performance.now();
+    const c = process.cpuUsage();
     for (let i = 0; i < n; i++) if (get.get([1 + ((i * 7919) % 10_000)]) === undefined) throw new Error('missing row');
-    out = { readsPerSec: Math.round((n / (performance.now() - s)) * 1000) };
+    out = { readsPerSec: Math.round((n / (performance.now() - s)) * 1000), cpuUsPerRead: cpuUsPer(c, n) };
   } else if (bench === 'writer') {
     for (let i = 0; i < n; i++) (begin.run(), insert.run(['w' + i]), commit.run());
     out = { rows: n };
