@@ -25,4 +25,10 @@ export interface BusContext {
   readonly workingDirectory?: string;
   /** Per-sender send limits, one instance per process; when absent, mutations are not rate limited. */
   readonly rateLimiter?: RateLimiter;
+  /**
+   * Called after a committed transaction added messages, to wake waiting
+   * receivers (and inbox monitors) in every process at once; never throws.
+   * When absent, waiters learn of the commit through the WAL hint or the poll.
+   */
+  readonly announce?: () => void;
 }

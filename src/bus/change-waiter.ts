@@ -1,16 +1,31 @@
 /**
- * Waiting for another process to commit. A long-poll receive sleeps here
- * between looks at the database. The hint is a watch on the data directory:
- * in WAL mode every commit writes `<db>-wal`, and the directory (not the
- * file) is watched because `-wal` is created and removed as SQLite pleases.
- * The floor is a 250 ms poll, so a missed or unsupported watch costs
- * latency, never a message. The watch never keeps a process alive.
+ * Waiting for another process to commit. A long-poll receive (and the inbox
+ * monitor of `agentbus mcp`) sleeps here between looks at the database.
+ *
+ * Two hints wake a sleeper, both seen through one watch on the data
+ * directory (the directory, not the files, because SQLite creates and removes
+ * `-wal` as it pleases):
+ * - the bell, `agentbus.bell`: a process that committed new messages touches
+ *   it after the commit (`announce`), so a waiter woken by it finds them;
+ * - `<db>-wal` and the main file, written by every commit. These fire while
+ *   the writer is still writing frames, before the commit is visible (the
+ *   WAL index in `-shm` is updated last, and native SQLite updates it through
+ *   mmap, which no watch sees): a reader woken by the last frame write can
+ *   look too early, find nothing and sleep until the poll. That was the
+ *   missed wake behind a 250 ms p99; the bell is what makes a wake reliable,
+ *   the WAL hint still covers writers that do not ring (older versions).
+ * The floor is the poll, so a missed or unsupported watch costs latency,
+ * never a message. The watch never keeps a process alive.
  */
-import { watch, type FSWatcher } from 'node:fs';
+import { closeSync, openSync, utimesSync, watch, type FSWatcher } from 'node:fs';
+import { join } from 'node:path';
 import { DATABASE_FILE } from '../db/open-database.js';
 
 /** The design's receive poll interval: the longest a waiter sleeps without looking. */
 export const POLL_INTERVAL_MS = 250;
+
+/** The file a committing process touches to wake waiters in every process. */
+export const BELL_FILE = 'agentbus.bell';
 
 export interface ChangeWaiter {
   /**
@@ -21,6 +36,14 @@ export interface ChangeWaiter {
   waitForChange(untilMs: number, signal?: AbortSignal): Promise<void>;
   /** Stops watching; later waits fall back to the poll. Idempotent. */
   close(): void;
+}
+
+/** A waiter of one process that also rings the bell and feeds listeners. */
+export interface ChangeFeed extends ChangeWaiter {
+  /** Wakes waiters in every process: call after committing a transaction that added messages. Never throws. */
+  announce(): void;
+  /** Calls `listener` on every hint until the returned function is called; listeners must not throw. */
+  onChange(listener: () => void): () => void;
 }
 
 function sleepUntil(untilMs: number, pollMs: number, signal: AbortSignal | undefined, register?: (wake: () => void) => () => void): Promise<void> {
@@ -44,21 +67,50 @@ export function createPollingWaiter(pollMs = POLL_INTERVAL_MS): ChangeWaiter {
   return { waitForChange: (untilMs, signal) => sleepUntil(untilMs, pollMs, signal), close: () => undefined };
 }
 
-/** A waiter woken by commits to `<dataDir>/agentbus.db`; one per process is enough. */
-export function createChangeWaiter(dataDir: string, pollMs = POLL_INTERVAL_MS): ChangeWaiter {
+/** Touches `<dataDir>/agentbus.bell` (creating it 0600 when missing); false when that failed. */
+export function ringBell(dataDir: string): boolean {
+  const bell = join(dataDir, BELL_FILE);
+  const now = new Date();
+  try {
+    utimesSync(bell, now, now);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return false;
+  }
+  try {
+    // Creating it is itself an event the watchers see.
+    closeSync(openSync(bell, 'a', 0o600));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A waiter woken by commits to `<dataDir>/agentbus.db`; one per process is
+ * enough. It watches from creation, so a commit between a caller's look and
+ * its wait is not lost.
+ */
+export function createChangeWaiter(dataDir: string, pollMs = POLL_INTERVAL_MS): ChangeFeed {
   const wakers = new Set<() => void>();
+  const listeners = new Set<() => void>();
   let watcher: FSWatcher | undefined;
   let closed = false;
-  // Only the WAL and the main file mark a commit or checkpoint; `-shm` and
-  // lock files change on reads too and would wake readers in a loop.
-  const relevant = new Set([DATABASE_FILE, `${DATABASE_FILE}-wal`]);
+  // Only the bell, the WAL and the main file mark a commit or checkpoint;
+  // `-shm` and lock files change on reads too and would wake readers in a loop.
+  const relevant = new Set([BELL_FILE, DATABASE_FILE, `${DATABASE_FILE}-wal`]);
+
+  const hint = (): void => {
+    for (const wake of [...wakers]) wake();
+    for (const listener of [...listeners]) listener();
+  };
 
   const ensureWatcher = (): void => {
     if (watcher !== undefined || closed) return;
     try {
       const w = watch(dataDir, { persistent: false }, (_event, filename) => {
         if (filename !== null && !relevant.has(filename.toString())) return;
-        for (const wake of [...wakers]) wake();
+        hint();
       });
       w.on('error', () => {
         w.close();
@@ -70,6 +122,7 @@ export function createChangeWaiter(dataDir: string, pollMs = POLL_INTERVAL_MS): 
       // No watch here (e.g. the platform or file system lacks it): the poll still works.
     }
   };
+  ensureWatcher();
 
   return {
     waitForChange(untilMs, signal) {
@@ -79,11 +132,20 @@ export function createChangeWaiter(dataDir: string, pollMs = POLL_INTERVAL_MS): 
         return () => wakers.delete(wake);
       });
     },
+    announce() {
+      ringBell(dataDir);
+    },
+    onChange(listener) {
+      ensureWatcher();
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
     close() {
       closed = true;
       watcher?.close();
       watcher = undefined;
       wakers.clear();
+      listeners.clear();
     },
   };
 }

@@ -131,6 +131,7 @@ export async function editMemory(ctx: BusContext, rawInput: unknown): Promise<Ed
       refund?.();
     } else {
       ctx.log.debug('memory edited', { sender, memory_id: input.memory_id, revision: outcome.result.revision });
+      ctx.announce?.();
       triggerEmbeddingPass(ctx);
     }
     return outcome.result;

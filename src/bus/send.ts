@@ -68,6 +68,7 @@ export async function send(ctx: BusContext, rawInput: unknown): Promise<SendResu
     if (outcome.replayed) refund?.();
     else {
       ctx.log.debug('sent', { sender, channel: channel.name, seq: outcome.result.seq, bytes });
+      ctx.announce?.();
       // A new memory is made searchable by meaning right away, in the background; never part of the write.
       if (channel.kind === 'memory') triggerEmbeddingPass(ctx);
     }

@@ -77,6 +77,7 @@ export async function createBusProcess(options: BusProcessOptions): Promise<BusP
         defaultContext: basename(options.cwd) || 'unknown',
         workingDirectory: options.cwd,
         rateLimiter: new RateLimiter(config),
+        announce: () => waiter.announce(),
       };
       // The heartbeat keeps this process's names live; a failure (busy, reset) is
       // retried on the next beat, and a lost name surfaces as not_registered.

@@ -1,8 +1,11 @@
+import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { createChangeWaiter, createPollingWaiter, type ChangeWaiter } from '../../src/bus/change-waiter.js';
+import { BELL_FILE, createChangeWaiter, createPollingWaiter, ringBell, type ChangeWaiter } from '../../src/bus/change-waiter.js';
 import { createChannel, subscribe } from '../../src/bus/channels.js';
 import { register } from '../../src/bus/identity.js';
 import { receive } from '../../src/bus/receive.js';
+import { fixturePath } from '../support/child-process.js';
+import { testDriverName } from '../support/test-driver.js';
 import { createBus } from './bus-fixture.js';
 
 // Waits here use a poll and deadline far beyond the test timeout, so only the event under test can end them.
@@ -68,6 +71,78 @@ describe('change waiter', () => {
       expect(waits).toBeLessThan(20);
     } finally {
       counting.close();
+    }
+  });
+
+  it('wakes on the bell another process rings, and feeds listeners until they leave', async () => {
+    const bus = await createBus();
+    const waiter = createChangeWaiter(bus.dir, FAR);
+    let heard = 0;
+    const leave = waiter.onChange(() => heard++);
+    try {
+      const waiting = waiter.waitForChange(Date.now() + FAR);
+      // The bell file does not exist yet: ringing creates it, and that too is heard.
+      setTimeout(() => expect(ringBell(bus.dir)).toBe(true), 20);
+      await waiting;
+      expect(heard).toBeGreaterThan(0);
+      const again = waiter.waitForChange(Date.now() + FAR);
+      setTimeout(() => waiter.announce(), 20);
+      await again;
+      leave();
+      const before = heard;
+      ringBell(bus.dir);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(heard).toBe(before);
+    } finally {
+      waiter.close();
+    }
+    expect(BELL_FILE).toBe('agentbus.bell');
+  });
+
+  it('every message another process commits and announces wakes a waiting receive, with no help from the poll', async () => {
+    // The WAL hint alone fires while the writer is still writing frames, before the commit is
+    // visible; a reader woken by it could look too early and sleep until the poll. The bell
+    // rings after the commit, so with a poll far beyond the test, every wake must find its message.
+    const bus = await createBus({ receive_max_wait_seconds: 60 });
+    const b = await bus.process('B');
+    register(b, { name: 'Kim' });
+    subscribe(b, { as: 'Kim', channel: 'general' });
+    const child = spawn(process.execPath, [fixturePath('send-child.js'), bus.dir, 'Ann', 'general', 'bell'], {
+      env: { ...process.env, AGENTBUS_DRIVER: testDriverName() },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const inner = createChangeWaiter(bus.dir, FAR);
+    // A wait that ends at its deadline was not woken by the commit (a missed wake the deadline caught).
+    let endedAtDeadline = 0;
+    const waiter: ChangeWaiter = {
+      waitForChange: async (until, signal) => {
+        await inner.waitForChange(until, signal);
+        if (Date.now() >= until) endedAtDeadline++;
+      },
+      close: () => inner.close(),
+    };
+    try {
+      while (!stdout.includes('ready\n')) {
+        if (child.exitCode !== null) throw new Error(`sender exited: ${stderr}`);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      let token: string | null = null;
+      for (let i = 0; i < 40; i++) {
+        const waiting = receive(b, { as: 'Kim', wait_seconds: 5, ...(token === null ? {} : { ack: token }) }, { waiter });
+        child.stdin.write(`m${i}\n`);
+        const result = await waiting;
+        expect(result.messages.map((m) => m.content)).toEqual([`m${i}`]);
+        token = result.batch_token;
+      }
+      expect(endedAtDeadline).toBe(0);
+    } finally {
+      waiter.close();
+      child.stdin.end();
+      child.kill();
     }
   });
 });
