@@ -61,6 +61,7 @@ export const ConfigFileSchema = v.strictObject({
   receive_max_wait_seconds: int(0, 240, 60),
   result_default_kib: int(1, 4096, 64),
   discovery_enabled: v.optional(v.boolean('must be true or false'), true),
+  push: v.optional(v.boolean('must be true or false'), true),
   inspection_command: v.optional(
     v.pipe(
       v.array(nonEmpty('one argv entry'), 'must be an array of strings: the executable, then its literal arguments'),

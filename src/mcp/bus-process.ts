@@ -1,6 +1,7 @@
 /**
  * The bus side of one `agentbus mcp` process: data directory, log, tools,
- * database, heartbeat and maintenance timers, and their clean stop
+ * database, heartbeat and maintenance timers, the inbox monitor (inbox file
+ * and channel push), and their clean stop
  * (maintenance and embedding work finished, the lease and this process's names
  * released). run-mcp.ts imports this module only after it has answered the
  * client's first message, so none of it is loaded, let alone run, before that.
@@ -14,9 +15,13 @@ import { RateLimiter } from '../bus/rate-limiter.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { openDatabase, prepareDataDir } from '../db/open-database.js';
+import { currentProcess } from '../db/process-identity.js';
 import { embeddingPassSettled, embeddingPassStep } from '../embeddings/embedding-pass.js';
 import { createFileLogger, type Logger } from '../log.js';
+import { ancestors, harnessProcess } from '../harness/ancestry.js';
 import { createMaintenance } from '../maintenance/tick.js';
+import type { ChannelNotification } from './channel-push.js';
+import { createInboxMonitor, type InboxMonitor } from './inbox-monitor.js';
 import type { ToolDefinition } from './tool-definition.js';
 import type { ToolServices } from './tools/all-tools.js';
 
@@ -27,6 +32,8 @@ export interface BusProcessOptions {
   readonly cwd: string;
   /** Builds the tool list from the process's shared services. */
   readonly tools: (services: ToolServices) => readonly ToolDefinition[] | Promise<readonly ToolDefinition[]>;
+  /** Sends a Claude Code channel event to the client; absent when push is off. */
+  readonly push?: (notification: ChannelNotification) => void;
 }
 
 export interface BusProcess {
@@ -34,7 +41,9 @@ export interface BusProcess {
   readonly log: Logger;
   /** The tools, ready before the database is. */
   readonly tools: readonly ToolDefinition[];
-  /** Opens the database and starts the heartbeat and maintenance; once. */
+  /** Has the inbox monitor look again (after a tool call, before its answer); never throws, a no-op before open(). */
+  afterToolCall(): void;
+  /** Opens the database and starts the heartbeat, maintenance and the inbox monitor; once. */
   open(): Promise<BusContext>;
   /** Stops what open() started and closes the database and the log; after a failed open, closes the log. */
   stop(): Promise<void>;
@@ -46,9 +55,12 @@ export async function createBusProcess(options: BusProcessOptions): Promise<BusP
   const dataDir = prepareDataDir(config.data_directory);
   const log = createFileLogger(dataDir, config.log_level);
   const waiter = createChangeWaiter(dataDir);
+  // The monitor needs the open database; receive tells it about waits from the start.
+  let inbox: InboxMonitor | undefined;
+  const receiving = { enterReceive: (name: string) => inbox?.enterReceive(name) ?? (() => undefined) };
   let tools: readonly ToolDefinition[];
   try {
-    tools = await options.tools({ waiter });
+    tools = await options.tools({ waiter, inbox: receiving });
   } catch (error) {
     waiter.close();
     await log.close();
@@ -59,6 +71,7 @@ export async function createBusProcess(options: BusProcessOptions): Promise<BusP
   return {
     log,
     tools,
+    afterToolCall: () => inbox?.refresh(),
     async open() {
       const { db, migrations } = await openDatabase({ dataDir, driver: config.driver, now: () => options.clock.now() });
       log.info('mcp start', {
@@ -98,10 +111,21 @@ export async function createBusProcess(options: BusProcessOptions): Promise<BusP
         steps: { embeddingPass: embeddingPassStep(ctx) },
       });
       maintenance.start();
+      const harness = harnessProcess(ancestors());
+      log.info('harness', { harness: harness === undefined ? null : `${harness.command} pid ${harness.identity.pid}` });
+      inbox = createInboxMonitor({
+        ctx,
+        dataDir,
+        feed: waiter,
+        server: currentProcess(),
+        harness: harness?.identity,
+        ...(options.push === undefined ? {} : { push: options.push }),
+      });
       running = { ctx, beat, maintenance };
       return ctx;
     },
     async stop() {
+      inbox?.close();
       waiter.close();
       if (running !== undefined) {
         const { ctx, beat, maintenance } = running;

@@ -62,6 +62,8 @@ export interface JsonRpcConnection {
   readonly closed: Promise<void>;
   /** Stops reading and aborts every request still running, unanswered. Idempotent. */
   close(): void;
+  /** Sends a notification outside any request (e.g. a channel event); nothing once closed or draining. */
+  notify(method: string, params: Record<string, unknown>): void;
 }
 
 /** Longest line accepted, as the SDK's stdio transport: a larger one is a broken client. */
@@ -217,5 +219,8 @@ export function serveJsonRpc(input: Readable, output: Writable, handlers: JsonRp
   input.once('close', drain);
   input.once('error', drain);
   output.on('error', (error: Error) => handlers.dropped?.(`writing to the client failed: ${error.message}`));
-  return { firstMessage, closed, close };
+  const notify = (method: string, params: Record<string, unknown>): void => {
+    if (!ended && !draining) write({ jsonrpc: '2.0', method, params });
+  };
+  return { firstMessage, closed, close, notify };
 }

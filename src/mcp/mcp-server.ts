@@ -8,6 +8,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { BusContext } from '../bus/bus-context.js';
 import { BusError } from '../bus/bus-error.js';
 import type { Logger } from '../log.js';
+import { CHANNEL_CAPABILITY, CHANNEL_INSTRUCTIONS } from './channel-instructions.js';
 import { SERVER_INSTRUCTIONS } from './instructions.js';
 import { inputJsonSchema, outputJsonSchema } from './json-schema.js';
 import { JSON_RPC_ERRORS, JsonRpcError, serveJsonRpc, type JsonRpcConnection, type RequestContext } from './json-rpc-connection.js';
@@ -19,6 +20,8 @@ import { errorResult, successResult, toBusError, type ToolResult } from './tool-
 export interface McpBackend {
   readonly tools: readonly ToolDefinition[];
   readonly log: Logger;
+  /** Runs after every tool call, before its result is sent (the inbox monitor looks again here). Must not throw. */
+  readonly afterToolCall?: () => void;
 }
 
 export interface McpServerOptions {
@@ -26,6 +29,8 @@ export interface McpServerOptions {
   /** The bus, once the database is open: tool calls wait for it. */
   readonly context: Promise<BusContext>;
   readonly version: string;
+  /** Declare Claude Code's channel capability (and explain `<channel>` events in the instructions). */
+  readonly channels?: boolean;
 }
 
 export interface McpServer {
@@ -35,7 +40,7 @@ export interface McpServer {
 
 const invalidParams = (message: string): JsonRpcError => new JsonRpcError(JSON_RPC_ERRORS.invalidParams, message);
 
-export function createMcpServer({ backend, context, version }: McpServerOptions): McpServer {
+export function createMcpServer({ backend, context, version, channels = false }: McpServerOptions): McpServer {
   // Built on the first tools/list, not before the initialize answer: a harness waits for that one.
   let listing: Promise<object[]> | undefined;
   const listTools = (): Promise<object[]> =>
@@ -54,9 +59,9 @@ export function createMcpServer({ backend, context, version }: McpServerOptions)
     if (typeof requested !== 'string') throw invalidParams('initialize: params.protocolVersion must be a string, e.g. "2025-06-18"');
     return {
       protocolVersion: negotiateProtocolVersion(requested),
-      capabilities: { tools: {} },
+      capabilities: { tools: {}, ...(channels ? { experimental: { [CHANNEL_CAPABILITY]: {} } } : {}) },
       serverInfo: { name: 'agentbus', version },
-      instructions: SERVER_INSTRUCTIONS,
+      instructions: channels ? `${SERVER_INSTRUCTIONS}\n\n${CHANNEL_INSTRUCTIONS}` : SERVER_INSTRUCTIONS,
     };
   };
 
@@ -67,7 +72,7 @@ export function createMcpServer({ backend, context, version }: McpServerOptions)
     if (typeof args !== 'object' || args === null || Array.isArray(args)) {
       throw invalidParams(`tools/call ${name}: params.arguments must be an object of the tool's arguments`);
     }
-    const { tools, log } = await backend;
+    const { tools, log, afterToolCall } = await backend;
     const tool = tools.find((t) => t.name === name);
     if (tool === undefined) {
       return errorResult(
@@ -98,6 +103,8 @@ export function createMcpServer({ backend, context, version }: McpServerOptions)
         log.error('tool failed', { tool: tool.name, error: thrown instanceof Error ? `${thrown.name}: ${thrown.message}` : String(thrown) });
       }
       return errorResult(error);
+    } finally {
+      afterToolCall?.();
     }
   };
 

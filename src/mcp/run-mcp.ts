@@ -61,7 +61,7 @@ function deferred<T>(): Deferred<T> {
 export async function runMcp(options: McpProcessOptions): Promise<void> {
   const backend = deferred<McpBackend>();
   const context = deferred<BusContext>();
-  const server = createMcpServer({ backend: backend.promise, context: context.promise, version: options.version });
+  const server = createMcpServer({ backend: backend.promise, context: context.promise, version: options.version, channels: options.config.push });
   const connection = server.serve(options.stdin, options.stdout);
   if (options.stop?.aborted) connection.close();
   else options.stop?.addEventListener('abort', () => connection.close(), { once: true });
@@ -72,8 +72,12 @@ export async function runMcp(options: McpProcessOptions): Promise<void> {
   let bus: BusProcess | undefined;
   try {
     const { createBusProcess } = await import('./bus-process.js');
-    bus = await createBusProcess(options);
-    backend.resolve({ tools: bus.tools, log: bus.log });
+    bus = await createBusProcess({
+      ...options,
+      ...(options.config.push ? { push: ({ method, params }) => connection.notify(method, params) } : {}),
+    });
+    const { afterToolCall } = bus;
+    backend.resolve({ tools: bus.tools, log: bus.log, afterToolCall });
     context.resolve(await bus.open());
   } catch (error) {
     backend.reject(error);

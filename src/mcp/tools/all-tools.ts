@@ -1,5 +1,6 @@
 /** Every tool the server offers, in the order tools/list shows them. */
 import type { ChangeWaiter } from '../../bus/change-waiter.js';
+import type { InboxMonitor } from '../inbox-monitor.js';
 import type { ToolDefinition } from '../tool-definition.js';
 import { createChannelTool } from './create-channel.js';
 import { deleteMemoryTool } from './delete-memory.js';
@@ -22,6 +23,8 @@ import { unsubscribeTool } from './unsubscribe.js';
 export interface ToolServices {
   /** Wakes long-poll receives when another process commits. */
   readonly waiter: ChangeWaiter;
+  /** Told when a name enters and leaves a receive, so nothing is pushed to it meanwhile. */
+  readonly inbox?: Pick<InboxMonitor, 'enterReceive'>;
 }
 
 export function allTools(services: ToolServices): ToolDefinition[] {
@@ -32,7 +35,7 @@ export function allTools(services: ToolServices): ToolDefinition[] {
     subscribeTool,
     unsubscribeTool,
     sendTool,
-    receiveTool(services.waiter),
+    receiveTool(services.waiter, services.inbox),
     historyTool,
     searchTool,
     getMemoryTool,
