@@ -29,6 +29,8 @@ interface CommandSpec {
   readonly examples: readonly string[];
   /** Imports the command's entry: nothing a command does not use is loaded. */
   readonly load: () => Promise<CommandRun>;
+  /** Run by harness hooks: a usage error exits 0, because exit 2 blocks the harness (Claude Code, Codex, Gemini CLI). */
+  readonly hookSafe?: true;
 }
 
 const CONFIG_OPTION: OptionSpec = {
@@ -68,6 +70,23 @@ const COMMANDS: Readonly<Record<string, CommandSpec>> = {
     options: [CONFIG_OPTION],
     examples: ['identity'],
     load: async () => (await import('./entries/identity.js')).run,
+  },
+  inbox: {
+    usage: 'inbox',
+    describe: `Print what is unread for the agent of the harness session running this command (its names are found through the process tree: no configuration). For hooks: nothing is printed when nothing is unread; --hook reads the hook's JSON on stdin and answers in that event's format (Claude Code and Codex: UserPromptSubmit, PostToolUse, Stop; Gemini CLI: BeforeAgent, AfterTool, AfterAgent). Read-only and always exits 0, so a hook never breaks its harness; problems go to stderr and the log.`,
+    options: [
+      CONFIG_OPTION,
+      { flag: '--hook', description: "Read the hook's JSON from stdin and answer in its event's format", boolean: true },
+      {
+        flag: '--wait',
+        description: 'With --hook on a stop event: wait up to this many seconds (at most 3600) for a message before letting the agent stop',
+        value: 'a number of seconds, e.g. --wait 600',
+      },
+    ],
+    examples: ['inbox', 'inbox --hook', 'inbox --hook --wait 600'],
+    hookSafe: true,
+    // A bundle of its own: a hook runs it after every tool call.
+    load: async () => (await import('./entries/inbox.js')).run,
   },
   doctor: {
     usage: 'doctor',
@@ -162,6 +181,9 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     // Usage errors; a command's own failures are mapped by its entry (command-run.ts).
     if (!(error instanceof CliError)) throw error;
     writeError(io, error.message);
+    const first = argv[0];
+    // A hook command's usage error must not block its harness (exit 2 does in all three).
+    if (first !== undefined && Object.hasOwn(COMMANDS, first) && COMMANDS[first]?.hookSafe === true) return 0;
     return EXIT_CODES[error.code];
   }
 }
