@@ -73,7 +73,7 @@ const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   },
   inbox: {
     usage: 'inbox',
-    describe: `Print what is unread for the agent of the harness session running this command (its names are found through the process tree: no configuration). For hooks: nothing is printed when nothing is unread; --hook reads the hook's JSON on stdin and answers in that event's format (Claude Code and Codex: UserPromptSubmit, PostToolUse, Stop; Gemini CLI: BeforeAgent, AfterTool, AfterAgent). Read-only and always exits 0, so a hook never breaks its harness; problems go to stderr and the log.`,
+    describe: `Print what is unread for the agent of the harness session running this command (its names are found through the process tree: no configuration). For hooks: nothing is printed when nothing is unread; --hook reads the hook's JSON on stdin and answers in that event's format (Claude Code and Codex: UserPromptSubmit, PostToolUse, Stop; Gemini CLI: BeforeAgent, AfterTool, AfterAgent; Cursor: stop). Read-only and always exits 0, so a hook never breaks its harness; problems go to stderr and the log.`,
     options: [
       CONFIG_OPTION,
       { flag: '--hook', description: "Read the hook's JSON from stdin and answer in its event's format", boolean: true },

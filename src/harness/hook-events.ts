@@ -10,7 +10,10 @@
  *   `hookSpecificOutput.additionalContext`; AfterAgent retries the turn with
  *   `{"decision": "deny", "reason"}`, the reason as the next prompt. Plain
  *   stdout is not shown to a Gemini model, so JSON is the only way in.
- * Printing nothing means "nothing to add" in all three.
+ * - Cursor: its `stop` hook continues the agent with
+ *   `{"followup_message"}` (from Cursor's documentation; no Cursor binary
+ *   could be run here). Its other events cannot add context.
+ * Printing nothing means "nothing to add" in all of them.
  */
 
 export type HookKind = 'prompt' | 'tool' | 'stop';
@@ -18,8 +21,8 @@ export type HookKind = 'prompt' | 'tool' | 'stop';
 interface EventSpec {
   /** prompt: the user's turn starts; tool: a tool call ended; stop: the agent wants to end its turn. */
   readonly kind: HookKind;
-  /** The word that blocks a stop in this harness. */
-  readonly block: 'block' | 'deny';
+  /** How this harness is kept from stopping: decision block or deny with a reason, or a follow-up message. */
+  readonly block: 'block' | 'deny' | 'followup';
 }
 
 const EVENTS: Readonly<Record<string, EventSpec>> = {
@@ -31,6 +34,7 @@ const EVENTS: Readonly<Record<string, EventSpec>> = {
   BeforeAgent: { kind: 'prompt', block: 'deny' },
   AfterTool: { kind: 'tool', block: 'deny' },
   AfterAgent: { kind: 'stop', block: 'deny' },
+  stop: { kind: 'stop', block: 'followup' },
 };
 
 /** The events `--hook` understands. */
@@ -48,16 +52,17 @@ export function contextOutput(event: string, text: string): string {
 
 /** The JSON line that keeps the agent from stopping at `event`, telling it `reason`. */
 export function stopOutput(event: string, reason: string): string {
-  return JSON.stringify({ decision: EVENTS[event]?.block ?? 'block', reason });
+  const block = EVENTS[event]?.block ?? 'block';
+  return JSON.stringify(block === 'followup' ? { followup_message: reason } : { decision: block, reason });
 }
 
 /** The fields of a hook's stdin JSON this command reads; the rest is ignored. */
 export interface HookInput {
   /** The event, e.g. PostToolUse or AfterAgent. */
   readonly event: string | undefined;
-  /** The harness session, for saying each thing once; undefined when absent or not a string. */
+  /** The harness session (`session_id`, Cursor's `conversation_id`), for saying each thing once; undefined when absent. */
   readonly sessionId: string | undefined;
-  /** True when this stop follows a stop hook's block (Claude Code, Codex, Gemini all send it). */
+  /** True when this stop follows a stop hook's block (`stop_hook_active`; Cursor: `loop_count` above 0). */
   readonly stopHookActive: boolean;
 }
 
@@ -72,10 +77,11 @@ export function parseHookInput(text: string, complete: boolean): HookInput {
     try {
       const parsed = JSON.parse(text) as Record<string, unknown> | null;
       if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) {
+        const session = [parsed.session_id, parsed.conversation_id].find((v) => typeof v === 'string' && v !== '') as string | undefined;
         return {
           event: typeof parsed.hook_event_name === 'string' ? parsed.hook_event_name : undefined,
-          sessionId: typeof parsed.session_id === 'string' && parsed.session_id !== '' ? parsed.session_id : undefined,
-          stopHookActive: parsed.stop_hook_active === true,
+          sessionId: session,
+          stopHookActive: parsed.stop_hook_active === true || (typeof parsed.loop_count === 'number' && parsed.loop_count > 0),
         };
       }
     } catch {
@@ -86,7 +92,7 @@ export function parseHookInput(text: string, complete: boolean): HookInput {
   const field = (name: string): string | undefined => new RegExp(`"${name}"\\s*:\\s*"((?:[^"\\\\]|\\\\.){1,256})"`).exec(head)?.[1];
   return {
     event: field('hook_event_name'),
-    sessionId: field('session_id'),
-    stopHookActive: /"stop_hook_active"\s*:\s*true/.test(head),
+    sessionId: field('session_id') ?? field('conversation_id'),
+    stopHookActive: /"stop_hook_active"\s*:\s*true/.test(head) || /"loop_count"\s*:\s*[1-9]/.test(head),
   };
 }

@@ -111,6 +111,15 @@ export async function createBusProcess(options: BusProcessOptions): Promise<BusP
         steps: { embeddingPass: embeddingPassStep(ctx) },
       });
       maintenance.start();
+      const send = options.push;
+      const push =
+        send === undefined
+          ? undefined
+          : (notification: ChannelNotification): void => {
+              const { meta } = notification.params;
+              log.debug('channel event sent', { as: meta.as, channel: meta.channel, seq: meta.seq, count: meta.count });
+              send(notification);
+            };
       const harness = harnessProcess(ancestors());
       log.info('harness', { harness: harness === undefined ? null : `${harness.command} pid ${harness.identity.pid}` });
       inbox = createInboxMonitor({
@@ -119,7 +128,7 @@ export async function createBusProcess(options: BusProcessOptions): Promise<BusP
         feed: waiter,
         server: currentProcess(),
         harness: harness?.identity,
-        ...(options.push === undefined ? {} : { push: options.push }),
+        ...(push === undefined ? {} : { push }),
       });
       running = { ctx, beat, maintenance };
       return ctx;

@@ -96,7 +96,7 @@ describe('agentbus inbox', () => {
     expect(await inbox(dir, ['--hook'], { ...session, hook_event_name: 'Stop', stop_hook_active: true })).toMatchObject({ code: 0, stdout: '' });
   });
 
-  it('Gemini CLI formats: AfterTool and BeforeAgent add context, AfterAgent denies with the reason', async () => {
+  it('Gemini CLI and Cursor formats: AfterTool and BeforeAgent add context, AfterAgent denies with the reason, Cursor stop follows up', async () => {
     const { dir, a, b } = await setup();
     await a.call('send', { as: 'Ann', channel: 'general', content: 'for gemini' });
     await b.call('list_channels', { as: 'Kim' });
@@ -107,6 +107,10 @@ describe('agentbus inbox', () => {
     }
     const after = hookJson(await inbox(dir, ['--hook'], { session_id: 'g', hook_event_name: 'AfterAgent', stop_hook_active: false }));
     expect(after).toEqual({ decision: 'deny', reason: expect.stringContaining('"for gemini"') });
+    // Cursor's stop hook continues the agent with a follow-up message, once per unread state.
+    const cursor = { conversation_id: 'cursor-1', hook_event_name: 'stop', status: 'completed', loop_count: 0 };
+    expect(hookJson(await inbox(dir, ['--hook'], cursor))).toEqual({ followup_message: expect.stringContaining('"for gemini"') });
+    expect(await inbox(dir, ['--hook'], { ...cursor, loop_count: 1 })).toMatchObject({ code: 0, stdout: '' });
   });
 
   it('with --wait, a stop hook idles until a message arrives, then blocks; with nothing arriving it lets the agent stop', async () => {

@@ -5,12 +5,22 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { describe, expect, it } from 'vitest';
 import { identityLine, readIdentity } from '../../src/cli/identity-line.js';
+import { hookKind } from '../../src/harness/hook-events.js';
 import { ConfigFileSchema } from '../../src/config.js';
 import { tempDir, testDriverName } from '../support/test-driver.js';
 import { CHECKOUT_PLACEHOLDER, REPO_ROOT, installSnippets, localised, parseTomlSubset, shellWords, snippet } from './doc-snippets.js';
 
 type Json = Record<string, any>;
 const snippets = installSnippets();
+/** The snippets that wire `agentbus inbox --hook` into a harness (Claude Code, Codex, Gemini CLI, Cursor). */
+const INBOX_HOOK_SNIPPETS = ['claude-inbox-hooks', 'codex-inbox-hooks', 'gemini-inbox-settings', 'cursor-inbox-hooks'];
+
+/** Every hook command of a snippet, by event: Claude Code, Codex and Gemini nest them in `hooks`, Cursor lists them flat. */
+function hookCommands(config: Json): { event: string; entry: Json }[] {
+  return Object.entries(config.hooks as Record<string, Json[]>).flatMap(([event, entries]) =>
+    entries.flatMap((entry) => (Array.isArray(entry.hooks) ? (entry.hooks as Json[]) : [entry]).map((hook) => ({ event, entry: hook }))),
+  );
+}
 
 /** The largest receive_max_wait_seconds the config accepts: a harness tool timeout must exceed it. */
 function maxReceiveWaitSeconds(): number {
@@ -47,20 +57,21 @@ async function serverTools(command: string, args: readonly string[]): Promise<st
   }
 }
 
-/** Runs a hook command through a shell in `cwd`, with `agentbus` on PATH as `npm link` puts it there. */
-function runHook(command: string, cwd: string): string {
+/** Runs a hook command through a shell in `cwd`, with `agentbus` on PATH as `npm link` puts it there; `input` is its stdin. */
+function runHook(command: string, cwd: string, input = ''): string {
   const bin = tempDir();
   symlinkSync(join(REPO_ROOT, 'bin', 'agentbus.js'), join(bin, 'agentbus'));
   return execFileSync('/bin/sh', ['-c', localised(command)], {
     cwd,
     encoding: 'utf8',
-    env: { PATH: `${bin}:${dirname(process.execPath)}:${process.env.PATH ?? ''}`, HOME: cwd },
+    input,
+    env: { PATH: `${bin}:${dirname(process.execPath)}:${process.env.PATH ?? ''}`, HOME: cwd, AGENTBUS_DRIVER: testDriverName() },
   });
 }
 
 describe('docs/install.md', () => {
   it('has every snippet the tests check, and never tells anyone to fetch the unrelated npm package', () => {
-    for (const id of ['claude-mcp-add', 'claude-mcp-add-npx', 'claude-settings', 'codex-config', 'codex-hooks', 'cursor-mcp', 'identity-file', 'identity-line', 'gitignore', 'agents-md']) {
+    for (const id of ['claude-mcp-add', 'claude-mcp-add-npx', 'claude-settings', 'codex-config', 'codex-hooks', 'cursor-mcp', 'identity-file', 'identity-line', 'gitignore', 'agents-md', ...INBOX_HOOK_SNIPPETS, 'claude-listener-hooks', 'claude-channels']) {
       expect(snippets.has(id), id).toBe(true);
     }
     // `npx agentbus` alone would fetch the registry's unrelated `agentbus`; only --prefix (a checkout) is right.
@@ -153,5 +164,41 @@ describe('docs/install.md', () => {
     expect(text).toMatch(/`register`/);
     expect(text).toMatch(/`as`/);
     expect(text).toMatch(/agentbus identity/);
+  });
+
+  it('the inbox hooks of every harness use events inbox --hook answers, and print nothing with nothing unread', () => {
+    const home = tempDir();
+    for (const id of INBOX_HOOK_SNIPPETS) {
+      const config = JSON.parse(snippet(snippets, id).text) as Json;
+      const hooks = hookCommands(config);
+      expect(hooks.length, id).toBeGreaterThan(0);
+      for (const { event, entry } of hooks) {
+        expect(hookKind(event), `${id}: ${event}`).toBeDefined();
+        expect(entry.command).toBe(`node ${CHECKOUT_PLACEHOLDER}/bin/agentbus.js inbox --hook`);
+        // No agentbus server in this home: the hook must stay silent, whatever the event.
+        expect(runHook(entry.command, home, JSON.stringify({ hook_event_name: event, session_id: 'doc' })), `${id}: ${event}`).toBe('');
+      }
+    }
+    // Each harness's hooks cover a moment after tool calls (or, for Cursor, only the stop) and the stop.
+    const events = (id: string): string[] => Object.keys(JSON.parse(snippet(snippets, id).text).hooks);
+    expect(events('claude-inbox-hooks')).toEqual(['UserPromptSubmit', 'PostToolUse', 'Stop']);
+    expect(events('codex-inbox-hooks')).toEqual(['UserPromptSubmit', 'PostToolUse', 'Stop']);
+    expect(events('gemini-inbox-settings')).toEqual(['BeforeAgent', 'AfterTool', 'AfterAgent']);
+    const cursor = JSON.parse(snippet(snippets, 'cursor-inbox-hooks').text) as Json;
+    expect(cursor.version).toBe(1);
+    expect(events('cursor-inbox-hooks')).toEqual(['stop']);
+    expect(cursor.hooks.stop[0].loop_limit).toBeGreaterThan(0);
+  });
+
+  it('the listening Stop hook waits less than its hook timeout, and the channel flag names the documented server', () => {
+    const listener = JSON.parse(snippet(snippets, 'claude-listener-hooks').text) as Json;
+    const [{ entry }] = hookCommands(listener) as [{ entry: Json }];
+    const wait = Number(/--wait (\d+)/.exec(entry.command)?.[1]);
+    expect(wait).toBeGreaterThan(0);
+    expect(entry.timeout).toBeGreaterThan(wait);
+    const words = shellWords(snippet(snippets, 'claude-channels').text.trim());
+    expect(words).toEqual(['claude', '--dangerously-load-development-channels', 'server:agentbus']);
+    const added = shellWords(snippet(snippets, 'claude-mcp-add').text.trim());
+    expect(added[added.indexOf('--') - 1]).toBe('agentbus');
   });
 });
