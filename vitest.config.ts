@@ -21,8 +21,9 @@ export default defineConfig({
         name,
         include: ['test/**/*.test.ts'],
         // Tests of one driver's internals run in that driver's project only, also
-        // when AGENTBUS_TEST_DRIVERS narrows the run to one project (scripts/test.js).
-        exclude: ALL_DRIVERS.filter((other) => other !== name).map((other) => `test/${other}/**`),
+        // when AGENTBUS_TEST_DRIVERS narrows the run to one project (scripts/test.js);
+        // the real-harness suite has its own config (vitest.harnesses.config.ts).
+        exclude: [...ALL_DRIVERS.filter((other) => other !== name).map((other) => `test/${other}/**`), 'test/harnesses/**'],
         env: { AGENTBUS_TEST_DRIVER: name },
       },
     })),

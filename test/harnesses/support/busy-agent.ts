@@ -1,0 +1,248 @@
+/**
+ * The scenario every harness test runs, with the real harness binary and a
+ * model stand-in on 127.0.0.1 (support/model-server.ts):
+ *
+ * 1. Agent B (display name Kim) registers, subscribes to `general`, and is
+ *    busy with unrelated tool calls (list_channels). Every hook run is
+ *    recorded; before anything is sent, the inbox hook prints nothing.
+ * 2. Before B's second busy call, another agent (Ann, an `agentbus mcp`
+ *    driven by this test) sends a message. The PostToolUse/AfterTool hook
+ *    after that call must put a nudge into B's next model request.
+ * 3. B's model ends its turn; the Stop/AfterAgent hook blocks it with the
+ *    reason, which must reach the model's next request.
+ * 4. B receives and acknowledges; the next stop is let through, and the
+ *    harness exits.
+ *
+ * The script never throws inside the server: it records what it saw and
+ * what went wrong, and ends the session early on a surprise, so a failing
+ * run fails its assertions quickly instead of hanging.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { AGENTBUS_BIN, startMcp } from '../../support/mcp-process.js';
+import { tempDir, testDriverName } from '../../support/test-driver.js';
+import { startModelServer, type RecordedRequest, type Reply, type Turn } from './model-server.js';
+
+/** The opening of every nudge and stop reason `agentbus inbox` writes (src/harness/inbox-text.ts). */
+export const NUDGE = 'Agentbus: other agents wrote to you';
+export const SENT = 'please review PR 7';
+const RECORDER = fileURLToPath(new URL('../fixtures/recording-hook.mjs', import.meta.url));
+
+export interface LaunchContext {
+  /** The test's root folder (temporary). */
+  readonly root: string;
+  /** HOME for the harness: a fresh folder, so no user configuration leaks in. */
+  readonly home: string;
+  /** The harness's working directory. */
+  readonly work: string;
+  /** The model stand-in, `http://127.0.0.1:<port>`. */
+  readonly modelUrl: string;
+  /** AGENTBUS_* for the server entry and the hooks: this test's data directory and driver. */
+  readonly agentbusEnv: Readonly<Record<string, string>>;
+  /** The node that runs agentbus (this test's, so the driver under test loads). */
+  readonly node: string;
+  /** bin/agentbus.js of this checkout. */
+  readonly bin: string;
+  /** Wraps a documented hook command so its runs are recorded (it still runs exactly as written). */
+  wrapHook(command: string): string;
+  /** PATH for the harness: this node first, as a user's PATH decides which node the snippets run. */
+  readonly path: string;
+}
+
+export interface Launch {
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+}
+
+export interface HookRun {
+  readonly event: string | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly code: number | null;
+}
+
+export interface ScenarioResult {
+  /** The agent-loop requests, in order. */
+  readonly turns: readonly RecordedRequest[];
+  /** Occurrences of NUDGE in each turn's request (the whole conversation so far). */
+  readonly nudges: readonly number[];
+  readonly hookRuns: readonly HookRun[];
+  readonly exitCode: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** What went wrong inside the script, if anything. */
+  readonly surprises: readonly string[];
+  /** The seq of Ann's message. */
+  readonly sentSeq: number;
+  /** The batch token B acknowledged. */
+  readonly token: string | undefined;
+  /** The messages B's receive returned, as the model saw them (request text). */
+  readonly receivedText: string;
+  /** agentbus.log of the data directory (log_level debug). */
+  readonly log: string;
+  readonly root: string;
+}
+
+const occurrences = (text: string, needle: string): number => text.split(needle).length - 1;
+
+function toolNamed(turn: Turn, name: string): string {
+  const found = turn.tools.find((t) => t.includes('agentbus') && (t.endsWith(`__${name}`) || t.endsWith(`_${name}`)));
+  if (found === undefined) throw new Error(`no agentbus ${name} tool among ${turn.tools.join(', ')}`);
+  return found;
+}
+
+/** Runs the scenario with the harness `launch` builds; resolves when the harness has exited. */
+export async function runBusyAgent(launch: (context: LaunchContext) => Launch, timeoutMs = 240_000): Promise<ScenarioResult> {
+  const root = tempDir('agentbus-harness-');
+  const data = join(root, 'data');
+  const home = join(root, 'home');
+  const work = join(root, 'work');
+  for (const dir of [data, home, work]) mkdirSync(dir, { recursive: true });
+  const hookLog = join(root, 'hooks.jsonl');
+  writeFileSync(hookLog, '');
+  const config = { log_level: 'debug', send_messages_per_second: 1000 };
+  const ann = await startMcp(data, { config });
+  await ann.call('register', { name: 'Ann' });
+
+  const surprises: string[] = [];
+  const nudges: number[] = [];
+  let sentSeq = -1;
+  let token: string | undefined;
+  let receivedText = '';
+  const script = async (turn: Turn): Promise<Reply> => {
+    nudges[turn.index] = occurrences(turn.text, NUDGE);
+    try {
+      switch (turn.index) {
+        case 0:
+          return { tool: { name: toolNamed(turn, 'register'), args: { name: 'Kim' } } };
+        case 1:
+          return { tool: { name: toolNamed(turn, 'subscribe'), args: { as: 'Kim', channel: 'general' } } };
+        case 2:
+          return { tool: { name: toolNamed(turn, 'list_channels'), args: { as: 'Kim' } } };
+        case 3: {
+          const sent = (await ann.call('send', { as: 'Ann', channel: 'general', content: SENT })) as { seq?: number };
+          sentSeq = sent.seq ?? -1;
+          return { tool: { name: toolNamed(turn, 'list_channels'), args: { as: 'Kim' } } };
+        }
+        case 4:
+          return { text: 'Finished my task.' };
+        case 5:
+          return { tool: { name: toolNamed(turn, 'receive'), args: { as: 'Kim' } } };
+        case 6: {
+          // The last token in the request is the one the receive just returned (descriptions mention the field, never a value).
+          const found = [...turn.text.matchAll(/batch_token\W+([A-Za-z0-9_-]{16,})/g)].at(-1);
+          token = found?.[1];
+          receivedText = found === undefined ? '' : turn.text.slice(Math.max(0, found.index - 2000), found.index + 200);
+          if (token === undefined) surprises.push('turn 6: no batch_token in the receive result');
+          return { tool: { name: toolNamed(turn, 'receive'), args: { as: 'Kim', ...(token === undefined ? {} : { ack: token }) } } };
+        }
+        case 7:
+          return { text: 'All done.' };
+        default:
+          surprises.push(`turn ${turn.index}: the harness went on after the acknowledged stop`);
+          return { text: 'Stopping.' };
+      }
+    } catch (error) {
+      surprises.push(`turn ${turn.index}: ${(error as Error).message}`);
+      return { text: 'Stopping after a surprise.' };
+    }
+  };
+  const model = await startModelServer(script);
+  const agentbusEnv = { AGENTBUS_DATA_DIR: data, AGENTBUS_CONFIG: join(data, 'config.json'), AGENTBUS_DRIVER: testDriverName() };
+  const path = `${dirname(process.execPath)}:${process.env.PATH ?? '/usr/bin:/bin'}`;
+  const context: LaunchContext = {
+    root,
+    home,
+    work,
+    modelUrl: model.url,
+    agentbusEnv,
+    node: process.execPath,
+    bin: AGENTBUS_BIN,
+    path,
+    wrapHook: (command) => `"${process.execPath}" "${RECORDER}" "${hookLog}" '${command.replaceAll("'", `'\\''`)}'`,
+  };
+  const { command, args, env } = launch(context);
+  const child = spawn(command, [...args], { cwd: work, env: { ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const timer = setTimeout(() => {
+    surprises.push(`the harness did not finish within ${timeoutMs} ms`);
+    child.kill('SIGKILL');
+  }, timeoutMs);
+  const exitCode = await new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  clearTimeout(timer);
+  await model.close();
+  await ann.close();
+  const hookRuns = readFileSync(hookLog, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as HookRun);
+  let log = '';
+  try {
+    log = readFileSync(join(data, 'agentbus.log'), 'utf8');
+  } catch {
+    // No log written: the assertions on it say so.
+  }
+  return {
+    turns: model.requests.filter((r) => r.turn !== undefined),
+    nudges,
+    hookRuns,
+    exitCode,
+    stdout,
+    stderr,
+    surprises,
+    sentSeq,
+    token,
+    receivedText,
+    log,
+    root,
+  };
+}
+
+/** The hook events a harness uses for "after a tool call" and "the agent wants to stop". */
+export interface ScenarioEvents {
+  readonly tool: string;
+  readonly stop: string;
+}
+
+/**
+ * The scenario's claims, checked with vitest's expect (passed in so this
+ * module stays free of test-runner imports).
+ */
+export function checkBusyAgent(expect: typeof import('vitest').expect, r: ScenarioResult, events: ScenarioEvents): void {
+  const context = `harness stderr: ${r.stderr.slice(-3000)}\nsurprises: ${r.surprises.join('; ')}\nfolder: ${r.root}`;
+  expect(r.surprises, context).toEqual([]);
+  expect(r.exitCode, context).toBe(0);
+  expect(r.turns, context).toHaveLength(8);
+
+  // Before Ann sent anything, no request carried a word from agentbus, and the tool hook ran and printed nothing.
+  expect(r.nudges.slice(0, 4)).toEqual([0, 0, 0, 0]);
+  const toolRuns = r.hookRuns.filter((h) => h.event === events.tool);
+  expect(toolRuns.length).toBeGreaterThanOrEqual(4);
+  expect(toolRuns.slice(0, 3).map((h) => h.stdout)).toEqual(['', '', '']);
+
+  // B, busy, got the nudge after its next tool call: the very next model request carries it.
+  expect(r.nudges[4]).toBe(1);
+  const turn4 = JSON.stringify(r.turns[4]!.body);
+  expect(turn4).toContain(SENT);
+  expect(turn4).toMatch(/newest from Ann \(seq \d+\)/);
+
+  // Ending the turn was blocked, and the reason reached the model.
+  expect(r.nudges[5]).toBeGreaterThan(r.nudges[4]!);
+  const stops = r.hookRuns.filter((h) => h.event === events.stop);
+  expect(stops.length).toBeGreaterThanOrEqual(2);
+  expect(stops[0]!.stdout).toContain(NUDGE);
+  // Received and acknowledged: the last stop went through with nothing printed.
+  expect(r.receivedText).toContain(SENT);
+  expect(r.token).toBeDefined();
+  expect(stops.at(-1)!.stdout).toBe('');
+  expect(r.hookRuns.every((h) => h.code === 0)).toBe(true);
+
+  // The server pushed its channel event to this harness too; it ignored it and worked on.
+  expect(r.log).toMatch(/channel event sent[^\n]*"as":"Kim"/);
+}
