@@ -137,16 +137,23 @@ describe('channel push', () => {
     const { dir, a, b, heard } = await pair();
     await a.call('send', { as: 'Ann', channel: 'general', content: 'first' });
     await until(() => heard.events.length === 1, 'the first event');
-    // Age Kim's heartbeat past the expiry, and let another process take the name.
-    const { db } = await openDatabase({ dataDir: dir, driver: testDriverName() });
-    db.transaction(() => db.run("UPDATE sessions SET heartbeat = heartbeat - 60000 WHERE sender = 'Kim'"));
-    db.close();
+    // B stalls (stopped, so its heartbeat cannot renew the name); Kim's heartbeat ages past the
+    // expiry and another process takes the name; then B runs again.
     const c = await startMcp(dir);
-    expect(((await c.call('register', { name: 'Kim' })) as Json).display_name).toBe('Kim');
+    process.kill(b.transport.pid!, 'SIGSTOP');
+    try {
+      const { db } = await openDatabase({ dataDir: dir, driver: testDriverName() });
+      db.transaction(() => db.run("UPDATE sessions SET heartbeat = heartbeat - 60000 WHERE sender = 'Kim'"));
+      db.close();
+      expect(((await c.call('register', { name: 'Kim' })) as Json).display_name).toBe('Kim');
+    } finally {
+      process.kill(b.transport.pid!, 'SIGCONT');
+    }
     await a.call('send', { as: 'Ann', channel: 'general', content: 'second' });
-    await settle(b, 'Ann');
+    // B learns it lost the name on its next call; neither then nor after the push interval does it push.
+    expect(((await b.call('list_channels', { as: 'Kim' })) as Json).error.code).toBe('not_registered');
     await new Promise((r) => setTimeout(r, 2500));
-    await settle(b, 'Ann');
+    await b.call('list_channels', { as: 'Kim' });
     expect(heard.events).toHaveLength(1);
   });
 });
