@@ -10,7 +10,6 @@
  * namespace); elsewhere one `ps` call lists pid, parent and command, without
  * start times (0, as process-identity does where /proc is absent).
  */
-import { execFileSync } from 'node:child_process';
 import { readFileSync, readlinkSync } from 'node:fs';
 import { basename } from 'node:path';
 import { currentProcess, type ProcessIdentity } from '../db/process-identity.js';
@@ -71,6 +70,8 @@ function fromProc(startPid: number): AncestorProcess[] {
 }
 
 function fromPs(startPid: number): AncestorProcess[] {
+  // Loaded here, not at the top: on Linux (/proc) a hook never pays for node:child_process.
+  const { execFileSync } = process.getBuiltinModule('node:child_process') as typeof import('node:child_process');
   let listing: string;
   try {
     listing = execFileSync('ps', ['-A', '-o', 'pid=,ppid=,comm='], { encoding: 'utf8', timeout: 2000, stdio: ['ignore', 'pipe', 'ignore'] });

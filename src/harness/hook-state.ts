@@ -7,7 +7,6 @@
  * session id the harness passes; state older than a week is removed by the
  * next `agentbus mcp` that starts.
  */
-import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inboxDir } from './inbox-file.js';
@@ -24,8 +23,20 @@ export interface HookState {
 
 const EMPTY: HookState = { nudged: '', blocked: '' };
 
+// Two 32-bit FNV-1a hashes with different offsets: a short file name for any session id, without
+// loading node:crypto, which costs a hook (run after every tool call) a tenth of a Node start. A
+// collision only makes two sessions share what they were told.
+function fnv1a(text: string, offset: number): string {
+  let hash = offset;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash.toString(16).padStart(8, '0');
+}
+
 function statePath(dataDir: string, sessionId: string): string {
-  const key = createHash('sha256').update(sessionId).digest('hex').slice(0, 32);
+  const key = `${fnv1a(sessionId, 0x811c9dc5)}${fnv1a(sessionId, 0x1b873593)}`;
   return join(inboxDir(dataDir), HOOKS_DIR, `${key}.json`);
 }
 
