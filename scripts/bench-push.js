@@ -11,7 +11,7 @@
 //            `node -e 0`, medians of fresh processes, interleaved
 //   flood    1,000 messages as fast as one sender goes, while a hook runs after
 //            every "tool call": how many channel events and nudges they cause
-//   npm run bench:push -- [--samples 200] [--hooks 21] [--flood 1000] [--before /path/to/checkout] [--only wake,push,inbox,flood]
+//   npm run bench:push -- [--samples 200] [--hooks 21] [--flood 1000] [--before /path/to/checkout] [--only wake,push,inbox,flood[,push-before]]
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -119,9 +119,9 @@ async function wake(driver, root) {
 }
 
 /** send -> channel event at B's client. Ten channels in turn, 250 ms apart, so no event is held back by the 2 s coalescing. */
-async function push(driver) {
+async function push(driver, root) {
   const channels = Array.from({ length: 10 }, (_, i) => `c${i}`);
-  const p = await pair(driver, here, channels);
+  const p = await pair(driver, root, channels);
   try {
     const latencies = [];
     const sendRoundTrips = [];
@@ -240,8 +240,12 @@ for (const driver of drivers) {
     }
   }
   if (ONLY.includes('push')) {
-    const r = await push(driver);
-    console.log(`${driver.padEnd(6)} push: send -> channel event p50 ${f(r.p50)} ms  p99 ${f(r.p99)} ms  max ${f(r.max)} ms  (send round trip alone p50 ${f(r.send50)} ms)`);
+    // The build given by --before may predate push: then only this checkout is measured.
+    const roots = BEFORE && ONLY.includes('push-before') ? [['before', BEFORE], ['after', here]] : [['this', here]];
+    for (const [label, root] of roots) {
+      const r = await push(driver, root);
+      console.log(`${driver.padEnd(6)} push (${label}): send -> channel event p50 ${f(r.p50)} ms  p99 ${f(r.p99)} ms  max ${f(r.max)} ms  (send round trip alone p50 ${f(r.send50)} ms)`);
+    }
   }
   if (ONLY.includes('inbox')) {
     const r = await inbox(driver);

@@ -12,8 +12,11 @@
  *   WAL index in `-shm` is updated last, and native SQLite updates it through
  *   mmap, which no watch sees): a reader woken by the last frame write can
  *   look too early, find nothing and sleep until the poll. That was the
- *   missed wake behind a 250 ms p99; the bell is what makes a wake reliable,
- *   the WAL hint still covers writers that do not ring (older versions).
+ *   missed wake behind a 250 ms p99; the bell is what makes a wake reliable.
+ *   The WAL hint still covers writers that do not ring (older versions), but
+ *   WAL_HINT_DELAY_MS late: a look in the middle of a commit finds nothing
+ *   and contends with the writer for the WAL index, delaying the look the
+ *   bell asks for.
  * The floor is the poll, so a missed or unsupported watch costs latency,
  * never a message. The watch never keeps a process alive.
  */
@@ -26,6 +29,9 @@ export const POLL_INTERVAL_MS = 250;
 
 /** The file a committing process touches to wake waiters in every process. */
 export const BELL_FILE = 'agentbus.bell';
+
+/** How long after a WAL change (without a bell) waiters are woken: the commit is done by then. */
+export const WAL_HINT_DELAY_MS = 25;
 
 export interface ChangeWaiter {
   /**
@@ -95,12 +101,15 @@ export function createChangeWaiter(dataDir: string, pollMs = POLL_INTERVAL_MS): 
   const wakers = new Set<() => void>();
   const listeners = new Set<() => void>();
   let watcher: FSWatcher | undefined;
+  let walTimer: NodeJS.Timeout | undefined;
   let closed = false;
   // Only the bell, the WAL and the main file mark a commit or checkpoint;
   // `-shm` and lock files change on reads too and would wake readers in a loop.
-  const relevant = new Set([BELL_FILE, DATABASE_FILE, `${DATABASE_FILE}-wal`]);
+  const written = new Set([DATABASE_FILE, `${DATABASE_FILE}-wal`]);
 
   const hint = (): void => {
+    if (walTimer !== undefined) clearTimeout(walTimer);
+    walTimer = undefined;
     for (const wake of [...wakers]) wake();
     for (const listener of [...listeners]) listener();
   };
@@ -109,8 +118,12 @@ export function createChangeWaiter(dataDir: string, pollMs = POLL_INTERVAL_MS): 
     if (watcher !== undefined || closed) return;
     try {
       const w = watch(dataDir, { persistent: false }, (_event, filename) => {
-        if (filename !== null && !relevant.has(filename.toString())) return;
-        hint();
+        const name = filename?.toString();
+        // Some platforms do not name the file: treat it as a bell.
+        if (name === undefined || name === BELL_FILE) return hint();
+        if (!written.has(name) || walTimer !== undefined) return;
+        walTimer = setTimeout(hint, WAL_HINT_DELAY_MS);
+        walTimer.unref();
       });
       w.on('error', () => {
         w.close();
@@ -144,6 +157,8 @@ export function createChangeWaiter(dataDir: string, pollMs = POLL_INTERVAL_MS): 
       closed = true;
       watcher?.close();
       watcher = undefined;
+      if (walTimer !== undefined) clearTimeout(walTimer);
+      walTimer = undefined;
       wakers.clear();
       listeners.clear();
     },
