@@ -33,8 +33,6 @@ const FLOOD = Number(flag('flood', '1000'));
 const BEFORE = flag('before', undefined);
 const ONLY = flag('only', 'wake,push,inbox,flood').split(',');
 const bin = (root) => join(root, 'bin', 'agentbus.js');
-// The inbox command's module run by itself: what the hook costs once the CLI loads only the command it runs.
-const inboxAlone = join(here, 'scripts', 'inbox-alone.js');
 
 const { loadDriver } = await import('../dist/src/db/select-driver.js');
 
@@ -163,7 +161,6 @@ async function inbox(driver) {
     const bare = [];
     const hook = [];
     const silent = [];
-    const moduleOnly = [];
     for (let i = 0; i < HOOKS; i++) {
       bare.push(timeRun(process.execPath, ['-e', '0'], options).ms);
       // No session id: every run answers (nothing is held back as already said).
@@ -171,11 +168,8 @@ async function inbox(driver) {
       if (!r.stdout.includes('additionalContext')) throw new Error(`the hook said nothing: ${r.stdout}`);
       hook.push(r.ms);
       silent.push(timeRun(process.execPath, [bin(here), 'inbox', '--hook'], { ...options, input: JSON.stringify({ hook_event_name: 'Stop', session_id: 'x', stop_hook_active: true }) }).ms);
-      const m = timeRun(process.execPath, [inboxAlone, '--hook'], options);
-      if (!m.stdout.includes('additionalContext')) throw new Error(`the hook module said nothing: ${m.stdout}`);
-      moduleOnly.push(m.ms);
     }
-    return { bare: median(bare), hook: median(hook), silent: median(silent), moduleOnly: median(moduleOnly) };
+    return { bare: median(bare), hook: median(hook), silent: median(silent) };
   } finally {
     await p.close();
   }
@@ -250,7 +244,7 @@ for (const driver of drivers) {
   if (ONLY.includes('inbox')) {
     const r = await inbox(driver);
     console.log(
-      `${driver.padEnd(6)} inbox: node -e 0 ${f(r.bare)} ms; agentbus inbox --hook answering ${f(r.hook)} ms (${(r.hook / r.bare).toFixed(2)}x), silent Stop ${f(r.silent)} ms (${(r.silent / r.bare).toFixed(2)}x); the inbox module alone, without the CLI's other imports, ${f(r.moduleOnly)} ms (${(r.moduleOnly / r.bare).toFixed(2)}x); medians of ${HOOKS}`,
+      `${driver.padEnd(6)} inbox: node -e 0 ${f(r.bare)} ms; agentbus inbox --hook answering ${f(r.hook)} ms (${(r.hook / r.bare).toFixed(2)}x), silent Stop ${f(r.silent)} ms (${(r.silent / r.bare).toFixed(2)}x); medians of ${HOOKS}`,
     );
   }
   if (ONLY.includes('flood')) {
