@@ -47,8 +47,14 @@ export function lastSeq(ctx: BusContext): number {
 // other operation refers to an existing channel as `channel`.
 export const CreateChannelInput = v.strictObject({
   as: AsField,
-  name: ChannelNameField,
-  kind: v.optional(v.picklist(CHANNEL_KINDS, 'must be "ordinary" (chat messages) or "memory" (editable shared memories)'), 'ordinary'),
+  name: v.pipe(ChannelNameField, v.description('The new channel\'s name: 1-128 of A-Z a-z 0-9 . _ -, starting with a letter or digit.')),
+  kind: v.optional(
+    v.pipe(
+      v.picklist(CHANNEL_KINDS, 'must be "ordinary" (chat messages) or "memory" (editable shared memories)'),
+      v.description('"ordinary" (default: chat messages) or "memory" (shared notes, editable with edit_memory). Never changes later.'),
+    ),
+    'ordinary',
+  ),
 });
 export type CreateChannelInput = v.InferInput<typeof CreateChannelInput>;
 
@@ -122,8 +128,14 @@ export function listChannels(ctx: BusContext, rawInput: unknown): ListChannelsRe
 
 export const SubscribeInput = v.strictObject({
   as: AsField,
-  channel: ChannelNameField,
-  from: v.optional(v.picklist(['now', 'oldest'], 'must be "now" (only new messages) or "oldest" (everything still stored)'), 'now'),
+  channel: v.pipe(ChannelNameField, v.description('The channel to follow, e.g. "general" (chat) or "memory" (shared notes).')),
+  from: v.optional(
+    v.pipe(
+      v.picklist(['now', 'oldest'], 'must be "now" (only new messages) or "oldest" (everything still stored)'),
+      v.description('Default "now": only messages sent after this call (read older ones with history). "oldest": everything still stored. Ignored when already subscribed: your cursor is kept.'),
+    ),
+    'now',
+  ),
 });
 export type SubscribeInput = v.InferInput<typeof SubscribeInput>;
 
@@ -168,7 +180,7 @@ export function subscribe(ctx: BusContext, rawInput: unknown): SubscribeResult {
   });
 }
 
-export const UnsubscribeInput = v.strictObject({ as: AsField, channel: ChannelNameField });
+export const UnsubscribeInput = v.strictObject({ as: AsField, channel: v.pipe(ChannelNameField, v.description('The channel to stop following.')) });
 export type UnsubscribeInput = v.InferInput<typeof UnsubscribeInput>;
 
 export const UnsubscribeOutput = v.object({

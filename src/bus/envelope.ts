@@ -51,11 +51,12 @@ export const MetadataField = v.pipe(
 );
 
 export const ReferenceSchema = v.strictObject({
-  kind: v.picklist(REFERENCE_KINDS, 'must be "url", "unix_path" or "windows_path"'),
+  kind: v.pipe(v.picklist(REFERENCE_KINDS, 'must be "url", "unix_path" or "windows_path"'), v.description('"url", "unix_path" or "windows_path".')),
   value: v.pipe(
     v.string('must be a string, kept verbatim'),
     v.minLength(1, 'must not be empty'),
     v.maxLength(8192, 'must be at most 8192 characters'),
+    v.description('The URL or path, kept verbatim (at most 8192 characters).'),
   ),
 });
 export type Reference = v.InferOutput<typeof ReferenceSchema>;
@@ -67,11 +68,11 @@ export const ReferencesField = v.pipe(
 
 /** Spread into an operation's strictObject: the caller-settable envelope fields. */
 export const EnvelopeFields = {
-  content: ContentField,
-  type: v.optional(TypeField, DEFAULT_TYPE),
-  reply_to: v.optional(SeqField),
-  metadata: v.optional(MetadataField),
-  references: v.optional(ReferencesField),
+  content: v.pipe(ContentField, v.description('The message text. The whole message must fit max_message_kib (default 64 KiB).')),
+  type: v.optional(v.pipe(TypeField, v.description('A short label such as "question" or "status"; default "message".')), DEFAULT_TYPE),
+  reply_to: v.optional(v.pipe(SeqField, v.description('The seq of the message this answers; search\'s thread filter follows these links.'))),
+  metadata: v.optional(v.pipe(MetadataField, v.description('String keys to string values (at most 64 entries), kept with the message.'))),
+  references: v.optional(v.pipe(ReferencesField, v.description('Files or URLs the message is about (at most 64).'))),
 };
 
 /** The caller-settable part of a message, normalised: absent fields become null / {} / []. */

@@ -20,10 +20,26 @@ import { invalid, parseInput } from './validate.js';
 
 export const HistoryInput = v.strictObject({
   as: AsField,
-  channel: ChannelNameField,
-  before: v.optional(SeqField),
-  after: v.optional(v.pipe(v.number('must be a number: a message seq'), v.integer('must be a whole number'), v.minValue(0, 'must be at least 0'), v.maxValue(Number.MAX_SAFE_INTEGER, 'is too large for a seq'))),
-  count: v.optional(v.pipe(v.number('must be a number'), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'), v.maxValue(10_000, 'must be at most receive_max_count (never above 10000)'))),
+  channel: v.pipe(ChannelNameField, v.description('The channel to read; you need not be subscribed.')),
+  before: v.optional(v.pipe(SeqField, v.description('Messages with a lower seq (default: the newest). Give before or after, not both.'))),
+  after: v.optional(
+    v.pipe(
+      v.number('must be a number: a message seq'),
+      v.integer('must be a whole number'),
+      v.minValue(0, 'must be at least 0'),
+      v.maxValue(Number.MAX_SAFE_INTEGER, 'is too large for a seq'),
+      v.description('Messages with a higher seq, from the oldest (0: from the start).'),
+    ),
+  ),
+  count: v.optional(
+    v.pipe(
+      v.number('must be a number'),
+      v.integer('must be a whole number'),
+      v.minValue(1, 'must be at least 1'),
+      v.maxValue(10_000, 'must be at most receive_max_count (never above 10000)'),
+      v.description('How many messages (default 100, at most 1000 unless configured otherwise).'),
+    ),
+  ),
 });
 export type HistoryInput = v.InferInput<typeof HistoryInput>;
 

@@ -30,7 +30,7 @@ export const SESSION_EXPIRY_MS = 30_000;
 const MAX_SUFFIX = 100_000;
 
 /** `as` on every operation but register. */
-export const AsField = DisplayNameField;
+export const AsField = v.pipe(DisplayNameField, v.description('Your display_name, as register returned it.'));
 
 /** The `context` field: a short repository hint shown to other agents. */
 export const ContextField = v.pipe(
@@ -41,10 +41,18 @@ export const ContextField = v.pipe(
 );
 
 export const RegisterInput = v.strictObject({
-  name: NameField,
-  parent: v.optional(DisplayNameField),
-  context: v.optional(ContextField),
-  resume: v.optional(v.boolean('must be true or false'), true),
+  name: v.pipe(
+    NameField,
+    v.description('The name to register under, e.g. the one your hook line gives (1-128 bytes, no "/"). If another live agent holds it you get it with a suffix (Sam2): use the returned display_name.'),
+  ),
+  parent: v.optional(v.pipe(DisplayNameField, v.description('Your own display_name, to register a sub-agent as parent/name.'))),
+  context: v.optional(
+    v.pipe(ContextField, v.description('Where you work, shown to other agents: e.g. the repository name (at most 256 characters). Default: the server\'s working directory name.')),
+  ),
+  resume: v.optional(
+    v.pipe(v.boolean('must be true or false'), v.description('Default true: keep the subscriptions and cursors this name had. false starts with none.')),
+    true,
+  ),
 });
 export type RegisterInput = v.InferInput<typeof RegisterInput>;
 

@@ -37,7 +37,7 @@ import { MessageOutput, toMessage, type Message } from './message-row.js';
 import { findReceipt, IdempotencyKeyField, receiptFingerprint, storeReceipt } from './receipts.js';
 import { invalid, parseInput } from './validate.js';
 
-export const MemoryIdField = SeqField;
+export const MemoryIdField = v.pipe(SeqField, v.description('The memory\'s memory_id (the seq of its first revision).'));
 
 export const GetMemoryInput = v.strictObject({ as: AsField, memory_id: MemoryIdField });
 export type GetMemoryInput = v.InferInput<typeof GetMemoryInput>;
@@ -63,12 +63,12 @@ export function getMemory(ctx: BusContext, rawInput: unknown): GetMemoryResult {
 export const EditMemoryInput = v.strictObject({
   as: AsField,
   memory_id: MemoryIdField,
-  content: ContentField,
-  type: v.optional(TypeField),
-  reply_to: v.optional(SeqField),
-  metadata: v.optional(MetadataField),
-  references: v.optional(ReferencesField),
-  idempotency_key: v.optional(IdempotencyKeyField),
+  content: v.pipe(ContentField, v.description('The new text, replacing the old (the whole message must fit max_message_kib, default 64 KiB).')),
+  type: v.optional(v.pipe(TypeField, v.description('A new label; omitted: the current revision\'s is kept.'))),
+  reply_to: v.optional(v.pipe(SeqField, v.description('A new reply_to seq; omitted: kept.'))),
+  metadata: v.optional(v.pipe(MetadataField, v.description('New metadata, replacing the old (at most 64 entries); omitted: kept.'))),
+  references: v.optional(v.pipe(ReferencesField, v.description('New references, replacing the old (at most 64); omitted: kept.'))),
+  idempotency_key: v.optional(v.pipe(IdempotencyKeyField, v.description('A key you choose (at most 256 characters): a retry with the same key returns the first result instead of editing twice.'))),
 });
 export type EditMemoryInput = v.InferInput<typeof EditMemoryInput>;
 
@@ -193,7 +193,7 @@ function writeEdit(
 export const DeleteMemoryInput = v.strictObject({
   as: AsField,
   memory_id: MemoryIdField,
-  idempotency_key: v.optional(IdempotencyKeyField),
+  idempotency_key: v.optional(v.pipe(IdempotencyKeyField, v.description('A key you choose (at most 256 characters): a retry with the same key returns the first result.'))),
 });
 export type DeleteMemoryInput = v.InferInput<typeof DeleteMemoryInput>;
 

@@ -48,13 +48,21 @@ export const BatchTokenField = v.pipe(
 
 export const ReceiveInput = v.strictObject({
   as: AsField,
-  ack: v.optional(BatchTokenField),
+  // null is what an empty receive returns as batch_token; passing it back means "nothing to acknowledge".
+  ack: v.optional(
+    v.pipe(
+      v.nullable(BatchTokenField),
+      v.description('The batch_token of your previous receive, to acknowledge its messages; without it the same batch comes again. Omit it, or pass null, when there is nothing to acknowledge.'),
+      v.transform((token) => token ?? undefined),
+    ),
+  ),
   count: v.optional(
     v.pipe(
       v.number('must be a number'),
       v.integer('must be a whole number'),
       v.minValue(1, 'must be at least 1'),
       v.maxValue(COUNT_SCHEMA_MAX, `must be at most receive_max_count (never above ${COUNT_SCHEMA_MAX})`),
+      v.description('At most this many messages (default 100, at most 1000 unless configured otherwise).'),
     ),
   ),
   wait_seconds: v.optional(
@@ -62,6 +70,7 @@ export const ReceiveInput = v.strictObject({
       v.number('must be a number of seconds'),
       v.minValue(0, 'must be at least 0'),
       v.maxValue(WAIT_SCHEMA_MAX, `must be at most receive_max_wait_seconds (never above ${WAIT_SCHEMA_MAX})`),
+      v.description('When nothing is waiting, wait up to this many seconds for a message (default 0: return at once; at most 60 unless configured otherwise).'),
     ),
     0,
   ),
@@ -70,9 +79,10 @@ export const ReceiveInput = v.strictObject({
       v.array(ChannelNameField, 'must be an array of channel names you subscribed to'),
       v.minLength(1, 'must name at least one channel; omit it to receive from all your subscriptions'),
       v.maxLength(256, 'must name at most 256 channels'),
+      v.description('Only these of your subscribed channels (default: all of them).'),
     ),
   ),
-  include_own: v.optional(v.boolean('must be true or false'), false),
+  include_own: v.optional(v.pipe(v.boolean('must be true or false'), v.description('Also deliver your own messages (default false).')), false),
 });
 export type ReceiveInput = v.InferInput<typeof ReceiveInput>;
 

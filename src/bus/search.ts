@@ -61,26 +61,36 @@ export const SearchInput = v.strictObject({
     v.string('must be a string: the words to look for'),
     v.minLength(1, 'must not be empty: give the words to look for'),
     v.maxLength(QUERY_MAX_CHARS, `must be at most ${QUERY_MAX_CHARS} characters`),
+    v.description(`The words to look for, matched as plain words (at most ${QUERY_MAX_CHARS} characters).`),
   ),
   mode: v.optional(
-    v.picklist(SEARCH_MODES, 'must be "text" (words), "semantic" (meaning, memories only) or "both"; omit it for the default'),
+    v.pipe(
+      v.picklist(SEARCH_MODES, 'must be "text" (words), "semantic" (meaning, memories only) or "both"; omit it for the default'),
+      v.description('"text" (words), "semantic" (meaning; memory channels only) or "both". Default: "both" when embeddings are configured, else "text".'),
+    ),
   ),
-  channel: v.optional(ChannelNameField),
-  sender: v.optional(DisplayNameField),
-  since: v.optional(Timestamp('messages created at or after it')),
-  until: v.optional(Timestamp('messages created before it')),
-  thread: v.optional(SeqField),
+  channel: v.optional(v.pipe(ChannelNameField, v.description('Only this channel.'))),
+  sender: v.optional(v.pipe(DisplayNameField, v.description('Only messages from this display_name.'))),
+  since: v.optional(v.pipe(Timestamp('messages created at or after it'), v.description('Only messages created at or after this ISO 8601 time, e.g. 2026-11-30T12:00:00Z.'))),
+  until: v.optional(v.pipe(Timestamp('messages created before it'), v.description('Only messages created before this ISO 8601 time.'))),
+  thread: v.optional(v.pipe(SeqField, v.description('Only the message with this seq and every message whose reply_to chain leads to it.'))),
   count: v.optional(
     v.pipe(
       v.number('must be a number of results'),
       v.integer('must be a whole number of results'),
       v.minValue(1, 'must be at least 1'),
       v.maxValue(SEARCH_MAX_COUNT, `must be at most ${SEARCH_MAX_COUNT}; page with continuation for more`),
+      v.description(`Results per page (default ${SEARCH_DEFAULT_COUNT}, at most ${SEARCH_MAX_COUNT}).`),
     ),
     SEARCH_DEFAULT_COUNT,
   ),
   continuation: v.optional(
-    v.pipe(v.string('must be the continuation string of the previous page'), v.minLength(1, 'must not be empty; omit it for the first page'), v.maxLength(512, 'is not a continuation a search returned')),
+    v.pipe(
+      v.string('must be the continuation string of the previous page'),
+      v.minLength(1, 'must not be empty; omit it for the first page'),
+      v.maxLength(512, 'is not a continuation a search returned'),
+      v.description('The continuation of the previous page, with the same query and filters; omit it for the first page.'),
+    ),
   ),
 });
 export type SearchInput = v.InferInput<typeof SearchInput>;

@@ -19,9 +19,11 @@ import { invalid, parseInput } from './validate.js';
 
 export const SendInput = v.strictObject({
   as: AsField,
-  channel: ChannelNameField,
+  channel: v.pipe(ChannelNameField, v.description('The channel to post to; on a memory channel the message becomes a new memory.')),
   ...EnvelopeFields,
-  idempotency_key: v.optional(IdempotencyKeyField),
+  idempotency_key: v.optional(
+    v.pipe(IdempotencyKeyField, v.description('A key you choose (at most 256 characters): a retry with the same key and content returns the first result instead of posting twice.')),
+  ),
 });
 export type SendInput = v.InferInput<typeof SendInput>;
 

@@ -11,7 +11,8 @@ import { checkName } from '../bus/names.js';
 import { CliError } from './cli-error.js';
 
 export const IDENTITY_FILE = join('.local', 'agentbus.json');
-const DEFAULT_CHANNELS = 'default channels: general (chat), memory (memories)';
+// The first call sequence after register: without a subscription nothing is delivered.
+const NEXT_STEPS = 'then subscribe to general (chat) and memory (shared notes); send to post; receive to read, passing each batch_token as ack on the next receive';
 const FALLBACK_NAME = 'agent';
 
 /** The nearest `.local/agentbus.json` at or above `cwd`, if any. */
@@ -67,8 +68,17 @@ export function readIdentity(path: string): string {
 /** The one line for the SessionStart hook. */
 export function identityLine(cwd: string): string {
   const file = findIdentityFile(cwd);
-  if (file !== undefined) return `Agentbus: call register with name ${readIdentity(file)}; ${DEFAULT_CHANNELS}`;
+  if (file !== undefined) return `Agentbus: call register with name ${readIdentity(file)}, ${NEXT_STEPS}`;
   const suggestion = basename(repositoryDir(cwd));
   const name = isValidName(suggestion) ? suggestion : FALLBACK_NAME;
-  return `Agentbus: call register with name ${name}; ${DEFAULT_CHANNELS} (no ${IDENTITY_FILE} found: create one to choose the name)`;
+  return `Agentbus: call register with name ${name} (no ${IDENTITY_FILE} found: create one to choose the name), ${NEXT_STEPS}`;
+}
+
+/**
+ * The line as SessionStart hook JSON (`hookSpecificOutput.additionalContext`):
+ * Gemini CLI shows plain hook stdout to the user only, and passes this field to
+ * the model; Claude Code reads it too.
+ */
+export function identityHookJson(cwd: string): string {
+  return JSON.stringify({ hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: identityLine(cwd) } });
 }

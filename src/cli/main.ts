@@ -67,8 +67,11 @@ const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   identity: {
     usage: 'identity',
     describe: `Print the one-line registration prompt for this directory (for a SessionStart hook), from .local/agentbus.json. Reads neither the config nor the database. ${EXIT_TEXT}`,
-    options: [CONFIG_OPTION],
-    examples: ['identity'],
+    options: [
+      CONFIG_OPTION,
+      { flag: '--json', description: 'Print it as SessionStart hook JSON (hookSpecificOutput.additionalContext), the form Gemini CLI passes to the model', boolean: true },
+    ],
+    examples: ['identity', 'identity --json'],
     load: async () => (await import('./entries/identity.js')).run,
   },
   inbox: {

@@ -1,12 +1,12 @@
-import { toJsonSchema } from '@valibot/to-json-schema';
 import { describe, expect, it } from 'vitest';
 import * as channels from '../../src/bus/channels.js';
 import * as history from '../../src/bus/history.js';
 import * as identity from '../../src/bus/identity.js';
 import * as receive from '../../src/bus/receive.js';
 import * as send from '../../src/bus/send.js';
+import { inputJsonSchema, outputJsonSchema } from '../../src/mcp/json-schema.js';
 
-// The MCP layer publishes these as JSON Schema (draft-07); every one must convert without options.
+// The MCP layer publishes these as JSON Schema (draft-07, inputs as the caller writes them); every one must convert.
 const schemas = {
   register: [identity.RegisterInput, identity.RegisterOutput],
   discover: [identity.DiscoverInput, identity.DiscoverOutput],
@@ -21,9 +21,9 @@ const schemas = {
 
 describe('operation schemas', () => {
   it.each(Object.entries(schemas))('%s converts to a draft-07 object schema, inputs closed to extra fields', (_name, [input, output]) => {
-    const inSchema = toJsonSchema(input);
-    const outSchema = toJsonSchema(output);
-    expect(inSchema).toMatchObject({ type: 'object', additionalProperties: false, $schema: 'http://json-schema.org/draft-07/schema#' });
+    const inSchema = inputJsonSchema(input);
+    const outSchema = outputJsonSchema(output);
+    expect(inSchema).toMatchObject({ type: 'object', additionalProperties: false });
     expect(outSchema).toMatchObject({ type: 'object' });
   });
 
@@ -34,6 +34,6 @@ describe('operation schemas', () => {
     expect(Object.keys(history.HistoryInput.entries)).toEqual(['as', 'channel', 'before', 'after', 'count']);
     expect(Object.keys(receive.ReceiveOutput.entries)).toEqual(['messages', 'batch_token', 'redelivered', 'notices', 'instruction']);
     expect(Object.keys(channels.CreateChannelInput.entries)).toEqual(['as', 'name', 'kind']);
-    expect(toJsonSchema(send.SendInput).required).toEqual(['as', 'channel', 'content']);
+    expect(inputJsonSchema(send.SendInput).required).toEqual(['as', 'channel', 'content']);
   });
 });

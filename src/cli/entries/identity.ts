@@ -6,4 +6,4 @@
 import { commandRun } from '../command-run.js';
 import { identityCommand } from '../identity-command.js';
 
-export const run = commandRun((io) => identityCommand(io));
+export const run = commandRun((io, _args, flags) => identityCommand(io, flags));
