@@ -51,7 +51,7 @@ const siblings = {
  * one fails the build ("No matching export"), and then belongs here.
  */
 const LAZY_BUILTINS = {
-  child_process: ['exec', 'execFileSync', 'spawn'],
+  child_process: ['exec', 'execFileSync', 'spawn', 'spawnSync'],
   zlib: ['createGzip'],
   crypto: ['createHash', 'randomBytes', 'randomFillSync', 'randomUUID'],
 };

@@ -7,7 +7,8 @@
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import * as v from 'valibot';
-import { DRIVER_CHOICES, type DriverChoice } from './db/select-driver.js';
+import { DRIVER_CHOICES, type DriverChoice, type DriverChoiceSource } from './db/select-driver.js';
+import { closestName } from './did-you-mean.js';
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -97,6 +98,8 @@ export interface Config extends Omit<FileConfig, 'driver' | 'data_directory' | '
   readonly data_directory: string;
   /** The driver choice after AGENTBUS_DRIVER. */
   readonly driver: DriverChoice;
+  /** Where `driver` came from (AGENTBUS_DRIVER, the file, or nothing), for messages that must name it. */
+  readonly driverSource: DriverChoiceSource;
   /** Absolute path of the key file, when configured. */
   readonly embedding_api_key_file: string | undefined;
   /** The config file that was read, or would have been read. */
@@ -133,10 +136,20 @@ function keyOf(issue: v.BaseIssue<unknown>): string {
 function unknownKeyMessage(issue: v.BaseIssue<unknown>): string | undefined {
   // strictObject reports an unknown key as an issue whose path ends at that key.
   if (issue.kind === 'schema' && issue.expected === 'never') {
-    const allowed = Object.keys(ConfigFileSchema.entries).join(', ');
-    return `is not a setting; remove it (known settings: ${allowed})`;
+    const known = Object.keys(ConfigFileSchema.entries);
+    const suggestion = closestName(String(issue.path?.at(-1)?.key ?? ''), known);
+    if (suggestion !== undefined) return `is not a setting; did you mean "${suggestion}"?`;
+    return `is not a setting; remove it (known settings: ${known.join(', ')})`;
   }
   return undefined;
+}
+
+/** A picklist's own message, with the nearest allowed value when the given one is a near miss (`natve`). */
+function picklistMessage(issue: v.BaseIssue<unknown>): string | undefined {
+  if (issue.type !== 'picklist' || typeof issue.input !== 'string') return undefined;
+  const options = [...(issue.expected ?? '').matchAll(/"([^"]*)"/g)].map((m) => m[1] ?? '');
+  const suggestion = closestName(issue.input, options);
+  return suggestion === undefined ? undefined : `${issue.message}; did you mean "${suggestion}"?`;
 }
 
 /** Reads, validates and resolves the configuration. Throws ConfigError. */
@@ -178,7 +191,7 @@ export function loadConfig(options: LoadConfigOptions): Config {
     throw new ConfigError(
       'config_invalid',
       source,
-      parsed.issues.map((issue) => ({ key: keyOf(issue), message: unknownKeyMessage(issue) ?? issue.message })),
+      parsed.issues.map((issue) => ({ key: keyOf(issue), message: unknownKeyMessage(issue) ?? picklistMessage(issue) ?? issue.message })),
     );
   }
   const file = parsed.output;
@@ -211,12 +224,18 @@ export function loadConfig(options: LoadConfigOptions): Config {
   }
 
   let driver: DriverChoice = file.driver;
+  let driverSource: DriverChoiceSource = (raw as Record<string, unknown>).driver === undefined ? { kind: 'default' } : { kind: 'file', path: configPath };
   const envDriver = env.AGENTBUS_DRIVER;
   if (envDriver !== undefined && envDriver !== '') {
     if (!(DRIVER_CHOICES as readonly string[]).includes(envDriver)) {
-      problems.push({ key: 'AGENTBUS_DRIVER', message: `"${envDriver}" names no driver; use one of ${DRIVER_CHOICES.join(', ')}` });
+      const suggestion = closestName(envDriver, DRIVER_CHOICES);
+      problems.push({
+        key: 'AGENTBUS_DRIVER',
+        message: `"${envDriver}" names no driver; ${suggestion === undefined ? '' : `did you mean ${suggestion}? `}use one of ${DRIVER_CHOICES.join(', ')}`,
+      });
     } else {
       driver = envDriver as DriverChoice;
+      driverSource = { kind: 'env' };
     }
   }
   if (problems.length > 0) throw new ConfigError('config_invalid', source, problems);
@@ -227,5 +246,5 @@ export function loadConfig(options: LoadConfigOptions): Config {
       ? resolvePath(envDataDir, cwd, homeDir)
       : resolvePath(file.data_directory, configDir, homeDir);
 
-  return { ...file, data_directory, driver, embedding_api_key_file: keyFile, configPath, configFileFound };
+  return { ...file, data_directory, driver, driverSource, embedding_api_key_file: keyFile, configPath, configFileFound };
 }

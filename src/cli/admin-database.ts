@@ -32,6 +32,7 @@ export async function openAdminDatabase(config: Config, io: CliIo): Promise<Admi
   const { db, migrations } = await openDatabase({
     dataDir: config.data_directory,
     driver: config.driver,
+    driverSource: config.driverSource,
     now: () => io.clock.now(),
   });
   return { db, schemaVersion: migrations.version };

@@ -13,7 +13,7 @@ import { commandConfig, flagSet } from './cli-config.js';
 import { CliError } from './cli-error.js';
 import type { CliIo } from './cli-io.js';
 import { formatBytes } from './format.js';
-import { integrityProblems } from './integrity.js';
+import { integrityProblems } from '../db/integrity.js';
 import { progressFor } from './progress.js';
 
 /** `<data>/backups/agentbus-<UTC time>.db`. */

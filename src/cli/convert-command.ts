@@ -1,33 +1,33 @@
 /**
  * `agentbus convert --to portable|posix`: moves a database to the other lock
  * protocol, offline. The two protocols must never meet on one file, so this
- * refuses while any process has it open:
- * - on Linux, /proc/<pid>/fd is scanned for the database, its -wal, -shm and
- *   -locks files;
- * - everywhere (and as a second guard on Linux), leaving WAL mode needs an
- *   exclusive lock that SQLite refuses while another connection is open, and
- *   the portable lock table must have no live owner.
- * Then the WAL is checkpointed (TRUNCATE) and the file left in rollback mode,
- * the header marker (application_id) is rewritten by the target protocol's
- * driver, and the file is opened through the normal path with that driver and
- * integrity-checked.
+ * refuses while any process has it open (src/db/file-holders.ts: agentbus
+ * connections by their registry entries on every platform, any process by
+ * its open files through /proc or lsof, live wasm connections by the lock
+ * table), and holds the set-up lock throughout, so no agentbus process can
+ * open the file meanwhile. The steps (integrity, checkpoint, header rewrite)
+ * are src/db/convert-protocol.ts, the same ones a Node 20 `agentbus mcp` runs
+ * when it meets a posix file; then the file is opened through the normal path
+ * with the target driver and integrity-checked.
  */
-import { realpathSync, rmSync } from 'node:fs';
-import { Database } from '../db/database.js';
-import type { LockProtocol } from '../db/driver.js';
-import { APPLICATION_ID, readFileState } from '../db/file-header.js';
+import { realpathSync } from 'node:fs';
+import { convertFileProtocol } from '../db/convert-protocol.js';
+import { DbError } from '../db/db-error.js';
+import type { Driver, LockProtocol } from '../db/driver.js';
+import { describeHolders, surveyHolders } from '../db/file-holders.js';
+import { integrityProblems } from '../db/integrity.js';
 import { openDatabase } from '../db/open-database.js';
-import { DRIVER_FOR_PROTOCOL, loadDriver } from '../db/select-driver.js';
+import { changeDriverSetting, DRIVER_FOR_PROTOCOL, loadDriver } from '../db/select-driver.js';
+import { withSetupLock } from '../db/setup-lock.js';
 import { databaseExists, databaseState } from './admin-database.js';
 import { commandConfig } from './cli-config.js';
 import { CliError } from './cli-error.js';
 import type { CliIo } from './cli-io.js';
-import { integrityProblems } from './integrity.js';
-import { surveyLocks } from './lock-files.js';
-import { processesHolding } from './open-files.js';
 import { progressFor } from './progress.js';
 
 const PROTOCOLS: readonly LockProtocol[] = ['posix', 'portable'];
+/** How long to wait for an agentbus process that is opening the database right now. */
+const SETUP_WAIT_MS = 10_000;
 
 function targetProtocol(flags: Record<string, unknown>): LockProtocol {
   const to = flags.to;
@@ -37,21 +37,26 @@ function targetProtocol(flags: Record<string, unknown>): LockProtocol {
   return to as LockProtocol;
 }
 
-function sideFiles(path: string): string[] {
-  return [path, `${path}-wal`, `${path}-shm`, `${path}-locks`];
+/**
+ * Throws `refused` naming the processes that have the database open. Warns
+ * when this system cannot list open files (no /proc, no lsof): then only
+ * agentbus connections and SQLite's own locks of the reading driver guard.
+ */
+export function refuseWhileHeld(io: CliIo, path: string, what: string): void {
+  const { holders, openFilesChecked } = surveyHolders(path);
+  if (holders.length > 0) {
+    throw new CliError('refused', `${path} is open in ${describeHolders(holders)}; stop those processes (close the harness sessions) and run ${what} again; nothing changed`);
+  }
+  if (!openFilesChecked) {
+    io.stderr.write(`agentbus: this system has neither /proc nor lsof, so only agentbus processes can be seen; make sure no other program has ${path} open\n`);
+  }
 }
 
-/** Throws `refused` naming the processes that have the database open. */
-function refuseWhileOpen(path: string, now: number): void {
-  const holders = processesHolding(sideFiles(path));
-  if (holders !== undefined && holders.length > 0) {
-    const list = holders.map((h) => `pid ${h.pid} (${h.command || 'unknown command'})`).join(', ');
-    throw new CliError('refused', `${path} is open in ${list}; stop those agentbus processes (close the harness sessions) and run convert again; nothing changed`);
-  }
-  const live = surveyLocks(path, now).entries.filter((e) => e.alive);
-  if (live.length > 0) {
-    throw new CliError('refused', `${path} is in use (a live ${live[0]?.kind.replace('_', ' ')} of pid ${live[0]?.pid}); stop every agentbus process and run convert again; nothing changed`);
-  }
+/** Turns the storage layer's refusals into the CLI's exit codes. */
+function asCliError(error: unknown): unknown {
+  if (!(error instanceof DbError)) return error;
+  if (error.code === 'busy' || error.code === 'in_use' || error.code === 'setup_timeout') return new CliError('refused', error.message);
+  return new CliError('failed', error.message);
 }
 
 export async function convertCommand(io: CliIo, flags: Record<string, unknown>): Promise<number> {
@@ -67,58 +72,25 @@ export async function convertCommand(io: CliIo, flags: Record<string, unknown>):
     return 0;
   }
   const path = realpathSync(given);
-  const fromName = DRIVER_FOR_PROTOCOL[from];
   const toName = DRIVER_FOR_PROTOCOL[to];
   const target = await loadDriver(toName);
   if (!target.ok) {
     throw new CliError('failed', `converting to ${to} needs the ${toName} driver, which cannot run here: ${target.reason}; nothing changed`);
   }
+  // The old protocol's driver reads the file when it runs here (its locks are a
+  // second guard); otherwise the target's, with nobody on the file.
+  const source = await loadDriver(DRIVER_FOR_PROTOCOL[from]);
+  const reader: Driver = source.ok ? source.driver : target.driver;
   const progress = progressFor(io);
   try {
     progress.step('checking that no process has the database open ...');
-    refuseWhileOpen(path, io.clock.now());
-
-    progress.step(`opening with the ${fromName} driver ...`);
-    const { db } = await openDatabase({ dataDir: config.data_directory, driver: fromName, busyTimeoutMs: 1_000, now: () => io.clock.now() });
     try {
-      progress.step('checking integrity ...');
-      const problems = integrityProblems(db);
-      if (problems.length > 0) {
-        throw new CliError('failed', `${path} fails its integrity check (${problems.slice(0, 3).join('; ')}); restore a backup before converting; nothing changed`);
-      }
-      progress.step('checkpointing the WAL ...');
-      const checkpoint = db.get<{ busy: number }>('PRAGMA wal_checkpoint(TRUNCATE)');
-      if (checkpoint !== undefined && checkpoint.busy !== 0) {
-        throw new CliError('refused', `another connection is using ${path} (the WAL checkpoint could not finish); stop every agentbus process and run convert again; nothing changed`);
-      }
-      let mode: unknown;
-      try {
-        mode = db.pragma('journal_mode = DELETE');
-      } catch {
-        mode = undefined;
-      }
-      if (mode !== 'delete') {
-        throw new CliError('refused', `another connection is using ${path} (SQLite refused to leave WAL mode); stop every agentbus process and run convert again; nothing changed`);
-      }
-    } finally {
-      db.close();
-    }
-    // The -shm index belongs to the old protocol's processes; nobody holds it (checked above).
-    refuseWhileOpen(path, io.clock.now());
-    rmSync(`${path}-shm`, { force: true });
-    rmSync(`${path}-wal`, { force: true });
-
-    progress.step(`rewriting the header with the ${toName} driver ...`);
-    // Rollback mode: the write lands in the main file's header, where readFileState looks.
-    const raw = new Database(target.driver.open(path, { busyTimeoutMs: 1_000 }));
-    try {
-      raw.exec(`PRAGMA application_id = ${APPLICATION_ID[to]}`);
-    } finally {
-      raw.close();
-    }
-    const after = readFileState(path);
-    if (after.kind !== 'agentbus' || after.protocol !== to) {
-      throw new CliError('failed', `the header of ${path} does not read as ${to} after the rewrite; restore a backup`);
+      withSetupLock(path, SETUP_WAIT_MS, () => {
+        refuseWhileHeld(io, path, 'convert');
+        convertFileProtocol(path, to, reader, target.driver, { onStep: (step) => progress.step(step) });
+      });
+    } catch (error) {
+      throw asCliError(error);
     }
 
     progress.step(`verifying with the ${toName} driver ...`);
@@ -133,7 +105,7 @@ export async function convertCommand(io: CliIo, flags: Record<string, unknown>):
     progress.done();
     io.stdout.write(
       `converted ${path} from the ${from} to the ${to} lock protocol (integrity ok); agentbus now opens it with the ${toName} driver` +
-        (config.driver !== 'auto' && config.driver !== toName ? `: set driver (or AGENTBUS_DRIVER) to ${toName} or auto` : '') +
+        (config.driver !== 'auto' && config.driver !== toName ? `: ${changeDriverSetting(config.driverSource, 'auto')}` : '') +
         '\n',
     );
     return 0;

@@ -8,23 +8,23 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { ConfigError, type Config } from '../config.js';
-import { Database } from '../db/database.js';
-import { databasePath } from '../db/open-database.js';
+import { databasePath, openForInspection } from '../db/open-database.js';
 import { readFileState } from '../db/file-header.js';
-import { DRIVER_FOR_PROTOCOL, loadDriver } from '../db/select-driver.js';
+import { changeDriverSetting, DRIVER_FOR_PROTOCOL, loadDriver } from '../db/select-driver.js';
 import { commandConfig, flagSet } from './cli-config.js';
 import type { CliIo } from './cli-io.js';
 import { confirm } from './confirm.js';
 import { formatBytes, table } from './format.js';
-import { integrityProblems } from './integrity.js';
+import { integrityProblems } from '../db/integrity.js';
 import { clearStaleLocks, surveyLocks, type LockEntry } from './lock-files.js';
 import { progressFor } from './progress.js';
+import { newDatabaseCheck } from './new-database-driver.js';
 
 /** `ok`: fine; `warn`: works but should be fixed; `problem`: broken (exit 1); `fixed`: was a problem, cleared by this run. */
 export type CheckStatus = 'ok' | 'warn' | 'problem' | 'fixed';
 
 export interface Check {
-  /** Stable id for scripts: config, data_directory, database, lock_protocol, integrity, stale_locks. */
+  /** Stable id for scripts: config, data_directory, database, new_database (no database yet), lock_protocol, integrity, stale_locks. */
   readonly name: string;
   /** How it went. */
   readonly status: CheckStatus;
@@ -100,6 +100,7 @@ async function checkDatabase(io: CliIo, config: Config | undefined, path: string
   const state = readFileState(path);
   if (state.kind === 'missing' || state.kind === 'empty') {
     checks.push({ name: 'database', status: 'ok', message: `${path} does not exist yet; the first \`agentbus mcp\` creates it` });
+    checks.push(await newDatabaseCheck(config));
     return { checks };
   }
   const st = statSync(path);
@@ -118,7 +119,10 @@ async function checkDatabase(io: CliIo, config: Config | undefined, path: string
     checks.push({
       name: 'lock_protocol',
       status: 'problem',
-      message: `${state.protocol}, which needs the ${wanted} driver, and it cannot run here (${loaded.reason}); use another Node, or convert the file with \`agentbus convert\` where it can`,
+      message:
+        state.protocol === 'posix'
+          ? `posix, which needs the native driver, and it cannot run here (${loaded.reason}); \`agentbus mcp\` on this Node converts the file to portable by itself when no process has it open (or run \`agentbus convert --to portable\` with every agentbus process stopped)`
+          : `${state.protocol}, which needs the ${wanted} driver, and it cannot run here (${loaded.reason}); reinstall agentbus with \`npm ci\``,
     });
     return { checks };
   }
@@ -127,7 +131,7 @@ async function checkDatabase(io: CliIo, config: Config | undefined, path: string
     checks.push({
       name: 'lock_protocol',
       status: 'problem',
-      message: `${state.protocol} (${wanted} driver) but driver is set to ${choice}: set driver (or AGENTBUS_DRIVER) to auto or ${wanted}, or run \`agentbus convert --to ${state.protocol === 'posix' ? 'portable' : 'posix'}\` with every agentbus process stopped`,
+      message: `${state.protocol} (${wanted} driver) but the driver setting is ${choice}: ${changeDriverSetting(config?.driverSource ?? { kind: 'env' }, 'auto')}, or run \`agentbus convert --to ${state.protocol === 'posix' ? 'portable' : 'posix'}\` with every agentbus process stopped`,
     });
   } else {
     checks.push({ name: 'lock_protocol', status: 'ok', message: `${state.protocol} (${wanted} driver, SQLite ${loaded.driver.capabilities.sqliteVersion})` });
@@ -136,7 +140,11 @@ async function checkDatabase(io: CliIo, config: Config | undefined, path: string
   progress.step(`checking the integrity of ${formatBytes(st.size)} ...`);
   let problems: string[];
   try {
-    const db = new Database(loaded.driver.open(path, { busyTimeoutMs: 5_000 }));
+    const db = openForInspection(path, loaded.driver);
+    if (typeof db === 'string') {
+      checks.push({ name: 'integrity', status: 'warn', message: `not checked: ${db}` });
+      return { checks };
+    }
     try {
       problems = integrityProblems(db);
     } finally {
@@ -153,7 +161,7 @@ async function checkDatabase(io: CliIo, config: Config | undefined, path: string
       : {
           name: 'integrity',
           status: 'problem',
-          message: `${problems.length} problem(s): ${problems.slice(0, 5).join('; ')}; stop agentbus, restore a backup (\`agentbus backup\` makes them) or \`agentbus reset\``,
+          message: `${problems.length} problem(s): ${problems.slice(0, 5).join('; ')}; stop agentbus, then \`agentbus restore <backup>\` (\`agentbus backup\` makes them) or \`agentbus reset\``,
         },
   );
   return { checks };

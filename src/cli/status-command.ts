@@ -13,6 +13,7 @@ import { databaseExists, databaseState, openAdminDatabase } from './admin-databa
 import { commandConfig, flagSet } from './cli-config.js';
 import type { CliIo } from './cli-io.js';
 import { ago, bar, formatBytes, remaining, table } from './format.js';
+import { describeNewDatabaseDriver, newDatabaseDriverFor } from './new-database-driver.js';
 
 /** The `--json` shape of `status`; keys are stable for scripts. */
 export interface StatusReport {
@@ -31,6 +32,8 @@ export interface StatusReport {
     readonly lock_protocol: string | null;
     readonly schema_version: number | null;
   };
+  /** Before the first `agentbus mcp`: the driver and lock protocol a new database would get here, and why; null once the file exists. */
+  readonly new_database: { readonly driver: string | null; readonly lock_protocol: string | null; readonly why: string } | null;
   /** Live pages against the budget; null without a database. percent has one decimal. */
   readonly usage: { readonly used_bytes: number; readonly budget_bytes: number; readonly target_bytes: number; readonly percent: number } | null;
   /** Standing notices (e.g. capacity), oldest kind first. */
@@ -102,6 +105,7 @@ function readReport(db: Database, config: Config, now: number, schemaVersion: nu
         lock_protocol: db.capabilities.lockProtocol,
         schema_version: schemaVersion,
       },
+      new_database: null,
       usage: {
         used_bytes: usage.usedBytes,
         budget_bytes: usage.budgetBytes,
@@ -121,12 +125,14 @@ function readReport(db: Database, config: Config, now: number, schemaVersion: nu
   });
 }
 
-function emptyReport(config: Config, path: string): StatusReport {
+async function emptyReport(config: Config, path: string): Promise<StatusReport> {
+  const next = await newDatabaseDriverFor(config);
   return {
     config_path: config.configPath,
     config_file_found: config.configFileFound,
     data_directory: config.data_directory,
     database: { path, exists: false, driver: null, sqlite_version: null, lock_protocol: null, schema_version: null },
+    new_database: { driver: next.driver ?? null, lock_protocol: next.lockProtocol ?? null, why: next.why },
     usage: null,
     notices: [],
     embeddings: {
@@ -151,6 +157,9 @@ export function formatStatus(report: StatusReport, now: number): string {
   ];
   if (db.exists) {
     rows.push(['driver', `${db.driver} (SQLite ${db.sqlite_version}), lock protocol ${db.lock_protocol}, schema v${db.schema_version}`]);
+  } else if (report.new_database !== null) {
+    const next = report.new_database;
+    rows.push(['driver', `a new database would get ${describeNewDatabaseDriver(next.driver, next.lock_protocol, next.why)}`]);
   }
   if (report.usage !== null) {
     const u = report.usage;
@@ -191,7 +200,7 @@ export async function statusCommand(io: CliIo, flags: Record<string, unknown>): 
   const now = io.clock.now();
   let report: StatusReport;
   if (!databaseExists(state)) {
-    report = emptyReport(config, path);
+    report = await emptyReport(config, path);
   } else {
     const { db, schemaVersion } = await openAdminDatabase(config, io);
     try {

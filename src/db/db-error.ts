@@ -44,6 +44,8 @@ export type DbErrorCode =
   | 'permission'
   /** Another process held the database set-up lock for too long. */
   | 'setup_timeout'
+  /** Other processes have the file open, so an operation that needs it to itself (converting, restoring) refused. */
+  | 'in_use'
   /** Any other SQLite error. */
   | 'error';
 

@@ -3,7 +3,7 @@
  * the file's lock protocol, creation, pragmas, and migrations, all under the
  * set-up lock so that concurrent openers see one outcome.
  */
-import { accessSync, chmodSync, constants, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { accessSync, chmodSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Database } from './database.js';
 import { DbError } from './db-error.js';
@@ -17,8 +17,20 @@ import {
   pendingMigrations,
   type MigrationReport,
 } from './migrations.js';
-import { DRIVER_FOR_PROTOCOL, loadDriver, type DriverChoice } from './select-driver.js';
-import { withSetupLock } from './setup-lock.js';
+import { convertFileProtocol } from './convert-protocol.js';
+import type { Connection } from './driver.js';
+import { describeHolders, surveyHolders } from './file-holders.js';
+import { registerOpener } from './opener-registry.js';
+import {
+  changeDriverSetting,
+  describeDriverSetting,
+  DRIVER_FOR_PROTOCOL,
+  loadDriver,
+  type DriverChoice,
+  type DriverChoiceSource,
+} from './select-driver.js';
+import { isCertainlyDead, parseProcessIdentity } from './process-identity.js';
+import { setupLockDir, withSetupLock } from './setup-lock.js';
 
 export const DATABASE_FILE = 'agentbus.db';
 const BACKUPS_KEPT = 3;
@@ -28,6 +40,15 @@ export interface OpenDatabaseOptions {
   readonly dataDir: string;
   /** Which driver to use; `auto` follows an existing file's protocol. */
   readonly driver: DriverChoice;
+  /** Where `driver` came from (Config.driverSource), so errors name the setting to change. Default: AGENTBUS_DRIVER. */
+  readonly driverSource?: DriverChoiceSource;
+  /**
+   * When the file is posix and this process can use only the portable
+   * protocol (no node:sqlite, or driver wasm asked for): convert it, if no
+   * process has it open, instead of refusing. `agentbus mcp` sets it; admin
+   * commands do not, so that `status` never changes a file.
+   */
+  readonly convertWhenOnlyPortable?: boolean;
   /** How long a statement waits on another process's lock. Default 5000 ms. */
   readonly busyTimeoutMs?: number;
   /** How long to wait for another process creating or upgrading the file. Default 60 s. */
@@ -43,6 +64,8 @@ export interface OpenedDatabase {
   /** True when this call created the database file. */
   readonly created: boolean;
   readonly migrations: MigrationReport;
+  /** Set when this call converted the file to the protocol of the only driver this process can use. */
+  readonly converted?: { readonly from: LockProtocol; readonly to: LockProtocol };
 }
 
 /** The database path inside a data directory. */
@@ -82,11 +105,10 @@ function otherProtocol(protocol: LockProtocol): LockProtocol {
   return protocol === 'posix' ? 'portable' : 'posix';
 }
 
-function protocolDriverHint(protocol: LockProtocol): string {
-  return DRIVER_FOR_PROTOCOL[protocol] === 'native'
-    ? 'AGENTBUS_DRIVER=native (needs Node >= 22.13)'
-    : 'AGENTBUS_DRIVER=wasm';
-}
+const PROTOCOL_DRIVER_TEXT: Readonly<Record<LockProtocol, string>> = {
+  posix: 'the native driver, node:sqlite, Node >= 22.13',
+  portable: 'the wasm driver, any Node >= 20',
+};
 
 async function requireDriver(name: DriverName, why: string, whatToDo: string): Promise<Driver> {
   const result = await loadDriver(name);
@@ -94,41 +116,161 @@ async function requireDriver(name: DriverName, why: string, whatToDo: string): P
   return result.driver;
 }
 
-/** Picks the driver for the file as it looks now; refuses a protocol mismatch. */
-async function chooseDriver(path: string, state: FileState, choice: DriverChoice): Promise<Driver> {
+/** What an opener does with the file as it looked before the set-up lock. */
+interface OpenPlan {
+  /** The driver that opens (and, for a new file, creates) it. */
+  readonly driver: Driver;
+  /** Set when the file is posix and this process can speak only portable: convert it first, if nobody holds it. */
+  readonly convertFrom?: { readonly protocol: LockProtocol; readonly why: string };
+}
+
+/**
+ * Picks the driver for the file as it looks now. A posix file met by a
+ * process that can use only the portable protocol (node:sqlite missing, or
+ * driver wasm asked for) is planned for conversion; the reverse is not: a
+ * portable file serves every Node version, and `auto` opens it with wasm.
+ */
+async function planOpen(path: string, state: FileState, choice: DriverChoice, source: DriverChoiceSource, convert: boolean): Promise<OpenPlan> {
   // A foreign-looking header read outside the set-up lock may be another
   // process's half-written first page; the verdict is given under the lock.
   if (state.kind === 'agentbus') {
     const wanted = DRIVER_FOR_PROTOCOL[state.protocol];
     if (choice !== 'auto' && choice !== wanted) {
+      if (state.protocol === 'posix' && convert) {
+        const wasm = await requireDriver('wasm', `${describeDriverSetting(choice, source)} asks for the wasm driver`, changeDriverSetting(source, 'auto'));
+        return { driver: wasm, convertFrom: { protocol: 'posix', why: `${describeDriverSetting(choice, source)} asks for the wasm driver` } };
+      }
+      const wantedLoads = (await loadDriver(wanted)).ok;
+      const convertHint = `convert the file with \`agentbus convert --to ${otherProtocol(state.protocol)}\` while no agentbus process has it open`;
       throw new DbError(
         'protocol_mismatch',
-        `${path} uses the ${state.protocol} lock protocol, which the ${choice} driver must never share: use ${protocolDriverHint(state.protocol)}, or convert the file with \`agentbus convert --to ${otherProtocol(state.protocol)}\` while no agentbus process has it open`,
+        `${path} uses the ${state.protocol} lock protocol (${PROTOCOL_DRIVER_TEXT[state.protocol]}), but ${describeDriverSetting(choice, source)} asks for the ${choice} driver, and the two protocols must never share a file: ` +
+          (wantedLoads ? `${changeDriverSetting(source, 'auto')} (auto opens it with the ${wanted} driver), or ${convertHint}` : convertHint),
       );
     }
-    const other = otherProtocol(state.protocol);
-    return requireDriver(
-      wanted,
-      `${path} uses the ${state.protocol} lock protocol, which needs the ${wanted} driver`,
-      `run agentbus where that driver works, or convert the file there with \`agentbus convert --to ${other}\``,
-    );
+    const loaded = await loadDriver(wanted);
+    if (loaded.ok) return { driver: loaded.driver };
+    if (state.protocol === 'posix' && convert) {
+      const wasm = await requireDriver('wasm', `${path} uses the posix lock protocol, which needs the native driver (${loaded.reason})`, 'reinstall agentbus with `npm ci`');
+      return { driver: wasm, convertFrom: { protocol: 'posix', why: loaded.reason } };
+    }
+    const fix =
+      state.protocol === 'posix'
+        ? 'run it with Node >= 22.13, or let `agentbus mcp` on this Node convert the file to the portable protocol (it does so by itself when no process has the file open), or run `agentbus convert --to portable` with every agentbus process stopped'
+        : 'reinstall agentbus with `npm ci`';
+    throw new DbError('driver_unavailable', `${path} uses the ${state.protocol} lock protocol, which needs the ${wanted} driver, but ${loaded.reason}; ${fix}`);
   }
   if (choice !== 'auto') {
-    return requireDriver(choice, `AGENTBUS_DRIVER=${choice} was asked for`, `use AGENTBUS_DRIVER=auto to pick a driver that runs here`);
+    return requireDriver(choice, `${describeDriverSetting(choice, source)} asks for the ${choice} driver`, `${changeDriverSetting(source, 'auto')} to pick a driver that runs here`).then((driver) => ({ driver }));
   }
   const native = await loadDriver('native');
-  if (native.ok) return native.driver;
-  return requireDriver('wasm', `no driver can run here (${native.reason})`, 'reinstall agentbus with `npm ci`');
+  if (native.ok) return { driver: native.driver };
+  return { driver: await requireDriver('wasm', `no driver can run here (${native.reason})`, 'reinstall agentbus with `npm ci`') };
 }
 
-function checkProtocol(path: string, state: FileState, driver: Driver): void {
-  if (state.kind === 'agentbus' && state.protocol !== driver.capabilities.lockProtocol) {
+/**
+ * Converts a posix file for a process that can speak only portable, under
+ * the set-up lock, or refuses naming who holds the file. No agentbus process
+ * can open the file meanwhile: every opener takes the set-up lock and
+ * registers its connection under it.
+ */
+function convertForThisProcess(path: string, plan: OpenPlan, busyTimeoutMs: number): void {
+  const { holders, openFilesChecked } = surveyHolders(path);
+  if (holders.length > 0) {
+    const many = holders.length > 1;
     throw new DbError(
-      'protocol_mismatch',
-      `${path} was created with the ${state.protocol} lock protocol while this process waited; restart to use ${protocolDriverHint(state.protocol)}`,
+      'in_use',
+      `${path} uses the posix lock protocol (${PROTOCOL_DRIVER_TEXT.posix}) and this process can use only the portable one (${plan.convertFrom?.why}). agentbus converts such a file itself, but only while no process has it open, and ${describeHolders(holders)} ${many ? 'have' : 'has'} it open: stop ${many ? 'them (close those harness sessions)' : 'it (close that harness session)'} and start this one again, or run this one with Node >= 22.13; nothing changed`,
     );
   }
-  if (state.kind === 'foreign') throw new DbError('foreign_file', `refusing to open ${state.reason}`);
+  if (!openFilesChecked) {
+    // Only agentbus connections of this version are visible then; an older
+    // one or another program could hold posix locks nobody here can see.
+    throw new DbError(
+      'in_use',
+      `${path} uses the posix lock protocol (${PROTOCOL_DRIVER_TEXT.posix}) and this process can use only the portable one (${plan.convertFrom?.why}); agentbus converts such a file itself only when it can list the processes that have it open, and this system has neither /proc nor lsof: stop every agentbus process and run \`agentbus convert --to portable\`, or run this one with Node >= 22.13; nothing changed`,
+    );
+  }
+  convertFileProtocol(path, 'portable', plan.driver, plan.driver, { busyTimeoutMs: Math.min(busyTimeoutMs, 1_000) });
+}
+
+/** The connection, closing its opener-registry entry with it. */
+function registered(connection: Connection, unregister: () => void): Connection {
+  return new Proxy(connection, {
+    get(target, prop) {
+      if (prop === 'close') {
+        return () => {
+          try {
+            target.close();
+          } finally {
+            unregister();
+          }
+        };
+      }
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+/**
+ * Opens `path` with `driver` and registers the connection (opener-registry.ts).
+ * Call under the set-up lock: a conversion or restore then either sees the
+ * connection or happens before it.
+ */
+function openRegisteredUnderLock(path: string, driver: Driver, busyTimeoutMs: number): Database {
+  const connection = driver.open(path, { busyTimeoutMs });
+  let unregister: () => void;
+  try {
+    unregister = registerOpener(path, driver.capabilities.lockProtocol);
+  } catch (error) {
+    connection.close();
+    throw error;
+  }
+  return new Database(registered(connection, unregister));
+}
+
+/** True when a process that may still run holds the set-up lock of `path` (an owner not yet written counts as running). */
+function setupLockHeld(path: string): boolean {
+  const dir = setupLockDir(path);
+  if (!existsSync(dir)) return false;
+  let text: string;
+  try {
+    text = readFileSync(join(dir, 'owner'), 'utf8');
+  } catch {
+    return existsSync(dir);
+  }
+  const owner = parseProcessIdentity(text);
+  return owner === undefined || !isCertainlyDead(owner);
+}
+
+/**
+ * Opens an existing agentbus database for an inspection (doctor's integrity
+ * check) without creating, migrating, or waiting for and clearing the set-up
+ * lock, which doctor reports rather than touches. It is still safe against a
+ * conversion or restore (which hold the set-up lock and then look at the
+ * opener registry): the connection is registered first, and opened only if no
+ * live process holds the set-up lock and the header still records this
+ * driver's protocol. So either the converter sees the entry and refuses, or
+ * the inspection sees the lock (or the changed header) and does not open.
+ * Returns the reason instead of a database when it must not open now.
+ */
+export function openForInspection(path: string, driver: Driver, busyTimeoutMs = 5_000): Database | string {
+  const protocol = driver.capabilities.lockProtocol;
+  const unregister = registerOpener(path, protocol);
+  let opened: Database | undefined;
+  try {
+    if (setupLockHeld(path)) return 'another agentbus process is creating, upgrading or converting the database right now; run doctor again in a moment';
+    const state = readFileState(path);
+    if (state.kind !== 'agentbus' || state.protocol !== protocol) {
+      return `the file changed meanwhile (${state.kind === 'agentbus' ? `now ${state.protocol}` : state.kind}); run doctor again`;
+    }
+    opened = new Database(registered(driver.open(path, { busyTimeoutMs }), unregister));
+    return opened;
+  } finally {
+    // Not opened: the entry goes now; an open connection removes it when it closes.
+    if (opened === undefined) unregister();
+  }
 }
 
 function initialiseNewFile(db: Database, protocol: LockProtocol): void {
@@ -179,34 +321,54 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Opened
   const dataDir = prepareDataDir(options.dataDir);
   const path = databasePath(dataDir);
   const migrations = loadMigrations(options.migrationsDir ?? defaultMigrationsDir());
-  const driver = await chooseDriver(path, readFileState(path), options.driver);
+  const source = options.driverSource ?? { kind: 'env' };
+  const busyTimeoutMs = options.busyTimeoutMs ?? 5_000;
 
-  return withSetupLock(path, options.setupTimeoutMs ?? 60_000, () => {
-    const state = readFileState(path);
-    checkProtocol(path, state, driver);
-    const created = state.kind === 'missing' || state.kind === 'empty';
-    const db = new Database(driver.open(path, { busyTimeoutMs: options.busyTimeoutMs ?? 5_000 }));
-    try {
-      if (created) {
-        initialiseNewFile(db, driver.capabilities.lockProtocol);
-        // Messages are private to this user; SQLite gives -wal and -shm the main file's mode.
-        chmodSync(path, 0o600);
+  // The plan is made from the header as it looked before the lock; if another
+  // process changed the protocol meanwhile (it converted the file), plan again.
+  for (let attempt = 1; ; attempt++) {
+    const plan = await planOpen(path, readFileState(path), options.driver, source, options.convertWhenOnlyPortable === true);
+    const opened = withSetupLock(path, options.setupTimeoutMs ?? 60_000, (): OpenedDatabase | 'replan' => {
+      let state = readFileState(path);
+      if (state.kind === 'foreign') throw new DbError('foreign_file', `refusing to open ${state.reason}`);
+      let converted: OpenedDatabase['converted'];
+      if (state.kind === 'agentbus' && state.protocol !== plan.driver.capabilities.lockProtocol) {
+        if (plan.convertFrom === undefined || state.protocol !== plan.convertFrom.protocol) {
+          if (attempt < 3) return 'replan';
+          throw new DbError(
+            'protocol_mismatch',
+            `${path} changed to the ${state.protocol} lock protocol while this process waited; restart it (auto then picks ${DRIVER_FOR_PROTOCOL[state.protocol]})`,
+          );
+        }
+        convertForThisProcess(path, plan, busyTimeoutMs);
+        converted = { from: state.protocol, to: plan.driver.capabilities.lockProtocol };
+        state = readFileState(path);
       }
-      const applied = appliedMigrations(db);
-      const pending = pendingMigrations(applied, migrations);
-      configureConnection(db);
-      const fromVersion = applied.at(-1)?.version ?? 0;
-      const backupPath =
-        pending.length > 0 && applied.length > 0 ? backupBeforeUpgrade(db, dataDir, fromVersion, now()) : undefined;
-      const done: number[] = [];
-      for (const migration of pending) {
-        if (applyMigration(db, migration, now())) done.push(migration.version);
+      const created = state.kind === 'missing' || state.kind === 'empty';
+      const db = openRegisteredUnderLock(path, plan.driver, busyTimeoutMs);
+      try {
+        if (created) {
+          initialiseNewFile(db, plan.driver.capabilities.lockProtocol);
+          // Messages are private to this user; SQLite gives -wal and -shm the main file's mode.
+          chmodSync(path, 0o600);
+        }
+        const applied = appliedMigrations(db);
+        const pending = pendingMigrations(applied, migrations);
+        configureConnection(db);
+        const fromVersion = applied.at(-1)?.version ?? 0;
+        const backupPath =
+          pending.length > 0 && applied.length > 0 ? backupBeforeUpgrade(db, dataDir, fromVersion, now()) : undefined;
+        const done: number[] = [];
+        for (const migration of pending) {
+          if (applyMigration(db, migration, now())) done.push(migration.version);
+        }
+        const version = Math.max(fromVersion, ...pending.map((m) => m.version));
+        return { db, created, migrations: { applied: done, version, backupPath }, ...(converted === undefined ? {} : { converted }) };
+      } catch (error) {
+        db.close();
+        throw error;
       }
-      const version = Math.max(fromVersion, ...pending.map((m) => m.version));
-      return { db, created, migrations: { applied: done, version, backupPath } };
-    } catch (error) {
-      db.close();
-      throw error;
-    }
-  });
+    });
+    if (opened !== 'replan') return opened;
+  }
 }

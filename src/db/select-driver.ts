@@ -9,6 +9,39 @@ export type DriverChoice = 'auto' | DriverName;
 
 export const DRIVER_CHOICES: readonly DriverChoice[] = ['auto', 'native', 'wasm'];
 
+/** Where a driver choice came from, so that a message names the place to change it. */
+export type DriverChoiceSource =
+  /** Nothing set it: `auto`. */
+  | { readonly kind: 'default' }
+  /** The AGENTBUS_DRIVER environment variable. */
+  | { readonly kind: 'env' }
+  /** The `driver` key of this config file. */
+  | { readonly kind: 'file'; readonly path: string };
+
+/** The setting as the user wrote it: `AGENTBUS_DRIVER=wasm`, `"driver": "native" in <file>`, or `no driver setting (auto)`. */
+export function describeDriverSetting(choice: DriverChoice, source: DriverChoiceSource): string {
+  switch (source.kind) {
+    case 'env':
+      return `AGENTBUS_DRIVER=${choice}`;
+    case 'file':
+      return `"driver": "${choice}" in ${source.path}`;
+    case 'default':
+      return `no driver setting (${choice})`;
+  }
+}
+
+/** How to change the setting to `value`, in the place it came from. */
+export function changeDriverSetting(source: DriverChoiceSource, value: DriverChoice): string {
+  switch (source.kind) {
+    case 'env':
+      return value === 'auto' ? 'unset AGENTBUS_DRIVER (or set it to auto)' : `set AGENTBUS_DRIVER=${value}`;
+    case 'file':
+      return value === 'auto' ? `remove "driver" from ${source.path} (or set it to "auto")` : `set "driver": "${value}" in ${source.path}`;
+    case 'default':
+      return `set AGENTBUS_DRIVER=${value} (or "driver": "${value}" in the config file)`;
+  }
+}
+
 /** The driver that speaks each lock protocol. */
 export const DRIVER_FOR_PROTOCOL: Readonly<Record<LockProtocol, DriverName>> = {
   posix: 'native',
@@ -28,4 +61,39 @@ export function loadDriver(name: DriverName): Promise<DriverLoadResult> {
     loaded.set(name, result);
   }
   return result;
+}
+
+/** The driver a new database would get here, and why, for `status` and `doctor` before the first `agentbus mcp`. */
+export interface NewDatabaseDriver {
+  /** The driver `agentbus mcp` would create the database with; undefined when the choice cannot run here. */
+  readonly driver: DriverName | undefined;
+  /** The lock protocol the new file would record. */
+  readonly lockProtocol: LockProtocol | undefined;
+  /** Why, in words: the setting that decided, and what loaded. */
+  readonly why: string;
+}
+
+/** Decides as opening a new database does (open-database.ts), without opening anything. */
+export async function newDatabaseDriver(choice: DriverChoice, source: DriverChoiceSource): Promise<NewDatabaseDriver> {
+  const protocolOf = (name: DriverName): LockProtocol => (name === 'native' ? 'posix' : 'portable');
+  if (choice !== 'auto') {
+    const loaded = await loadDriver(choice);
+    if (loaded.ok) return { driver: choice, lockProtocol: protocolOf(choice), why: `${describeDriverSetting(choice, source)} asks for it` };
+    return {
+      driver: undefined,
+      lockProtocol: undefined,
+      why: `${describeDriverSetting(choice, source)} asks for the ${choice} driver, but ${loaded.reason}; ${changeDriverSetting(source, 'auto')}`,
+    };
+  }
+  const native = await loadDriver('native');
+  if (native.ok) {
+    return {
+      driver: 'native',
+      lockProtocol: 'posix',
+      why: `auto: node:sqlite runs on this Node (${process.version}); a Node 20 agentbus mcp converts the file to portable by itself when it finds no process holding it`,
+    };
+  }
+  const wasm = await loadDriver('wasm');
+  if (wasm.ok) return { driver: 'wasm', lockProtocol: 'portable', why: `auto: ${native.reason}` };
+  return { driver: undefined, lockProtocol: undefined, why: `no driver can run here (${native.reason}; ${wasm.reason}); reinstall agentbus with \`npm ci\`` };
 }

@@ -73,13 +73,20 @@ export async function createBusProcess(options: BusProcessOptions): Promise<BusP
     tools,
     afterToolCall: () => inbox?.refresh(),
     async open() {
-      const { db, migrations } = await openDatabase({ dataDir, driver: config.driver, now: () => options.clock.now() });
+      const { db, migrations, converted } = await openDatabase({
+        dataDir,
+        driver: config.driver,
+        driverSource: config.driverSource,
+        convertWhenOnlyPortable: true,
+        now: () => options.clock.now(),
+      });
       log.info('mcp start', {
         pid: process.pid,
         driver: db.capabilities.name,
         sqlite: db.capabilities.sqliteVersion,
         schema: migrations.version,
         migrated: migrations.applied.join(',') || null,
+        converted: converted === undefined ? null : `${converted.from} -> ${converted.to}`,
       });
       const ctx: BusContext = {
         db,

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { currentProcess, formatProcessIdentity } from '../../src/db/process-identity.js';
 import { startMcp } from '../support/mcp-process.js';
+import { withoutNodeSqlite } from '../support/node-versions.js';
 import { testDriver, tempDir } from '../support/test-driver.js';
 import { jsonOf, prepareCliDir, runCli, waitForPidExit } from './cli-process.js';
 
@@ -39,6 +40,23 @@ describe('agentbus doctor', () => {
     const text = await runCli(dir, ['doctor']);
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/no problems found/);
+  });
+
+  it('on a fresh install says which driver a new database would get; a driver setting that cannot run is a problem', async () => {
+    const dir = tempDir();
+    prepareCliDir(dir);
+    const run = await runCli(dir, ['doctor', '--json'], { env: { AGENTBUS_DRIVER: '' } });
+    const report = jsonOf(run);
+    const check = report.checks.find((c: Json) => c.name === 'new_database');
+    expect(check).toMatchObject({ status: 'ok', message: expect.stringMatching(/^a new database would get (native \(lock protocol posix\)|wasm \(lock protocol portable\)): auto: /) });
+    expect(report.checks.map((c: Json) => c.name)).toEqual(['config', 'data_directory', 'database', 'new_database', 'stale_locks']);
+    // A setting naming a driver this Node lacks: node:sqlite disabled stands in for Node 20.
+    const forced = await runCli(dir, ['doctor', '--json'], { env: { AGENTBUS_DRIVER: 'native', ...withoutNodeSqlite() } });
+    expect(forced.code).toBe(1);
+    expect(jsonOf(forced).checks.find((c: Json) => c.name === 'new_database')).toMatchObject({
+      status: 'problem',
+      message: expect.stringMatching(/AGENTBUS_DRIVER=native asks for the native driver, but the native driver needs Node >= 22\.13\.0.*unset AGENTBUS_DRIVER/),
+    });
   });
 
   it('reports a bad config value as a problem naming the key, exit 1', async () => {

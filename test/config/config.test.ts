@@ -83,6 +83,27 @@ describe('configuration', () => {
     expect(problems(() => load({ driver: 'sqlite' })).keys).toEqual(['driver']);
   });
 
+  it('suggests the nearest setting or value for a near miss, and lists the settings otherwise', () => {
+    const typo = problems(() => load({ drivr: 'wasm' }));
+    expect(typo.keys).toEqual(['drivr']);
+    expect(typo.error.message).toMatch(/drivr: is not a setting; did you mean "driver"\?/);
+    expect(problems(() => load({ log_levle: 'info' })).error.message).toMatch(/did you mean "log_level"/);
+    const unrelated = problems(() => load({ colour: 'blue' }));
+    expect(unrelated.error.message).not.toMatch(/did you mean/);
+    expect(unrelated.error.message).toMatch(/known settings: .*driver/);
+    expect(problems(() => load({ driver: 'natve' })).error.message).toMatch(/driver: .*did you mean "native"\?/);
+    expect(problems(() => load({}, { AGENTBUS_DRIVER: 'wsam' })).error.message).toMatch(/did you mean wasm\?/);
+  });
+
+  it('records where the driver choice came from: nothing, the file (with its path), or AGENTBUS_DRIVER', () => {
+    const home = tempDir();
+    expect(loadConfig({ env: {}, homeDir: home, cwd: '/' }).driverSource).toEqual({ kind: 'default' });
+    const fromFile = load({ driver: 'native' });
+    expect(fromFile).toMatchObject({ driver: 'native', driverSource: { kind: 'file', path: fromFile.configPath } });
+    expect(load({ log_level: 'warn' }).driverSource).toEqual({ kind: 'default' });
+    expect(load({ driver: 'native' }, { AGENTBUS_DRIVER: 'wasm' })).toMatchObject({ driver: 'wasm', driverSource: { kind: 'env' } });
+  });
+
   it('says when the file is not JSON, or not readable when explicitly given', () => {
     expect(problems(() => load('{ "log_level": ')).code).toBe('config_unreadable');
     expect(problems(() => load('[1, 2]')).code).toBe('config_invalid');
