@@ -14,7 +14,6 @@ import { realpathSync } from 'node:fs';
 import { convertFileProtocol } from '../db/convert-protocol.js';
 import { DbError } from '../db/db-error.js';
 import type { Driver, LockProtocol } from '../db/driver.js';
-import { describeHolders, surveyHolders } from '../db/file-holders.js';
 import { integrityProblems } from '../db/integrity.js';
 import { openDatabase } from '../db/open-database.js';
 import { changeDriverSetting, DRIVER_FOR_PROTOCOL, loadDriver } from '../db/select-driver.js';
@@ -24,6 +23,7 @@ import { commandConfig } from './cli-config.js';
 import { CliError } from './cli-error.js';
 import type { CliIo } from './cli-io.js';
 import { progressFor } from './progress.js';
+import { refuseWhileHeld } from './refuse-while-held.js';
 
 const PROTOCOLS: readonly LockProtocol[] = ['posix', 'portable'];
 /** How long to wait for an agentbus process that is opening the database right now. */
@@ -35,21 +35,6 @@ function targetProtocol(flags: Record<string, unknown>): LockProtocol {
     throw new CliError('usage', `--to must be portable or posix (got ${to === undefined ? 'nothing' : JSON.stringify(to)}), e.g. agentbus convert --to portable`);
   }
   return to as LockProtocol;
-}
-
-/**
- * Throws `refused` naming the processes that have the database open. Warns
- * when this system cannot list open files (no /proc, no lsof): then only
- * agentbus connections and SQLite's own locks of the reading driver guard.
- */
-export function refuseWhileHeld(io: CliIo, path: string, what: string): void {
-  const { holders, openFilesChecked } = surveyHolders(path);
-  if (holders.length > 0) {
-    throw new CliError('refused', `${path} is open in ${describeHolders(holders)}; stop those processes (close the harness sessions) and run ${what} again; nothing changed`);
-  }
-  if (!openFilesChecked) {
-    io.stderr.write(`agentbus: this system has neither /proc nor lsof, so only agentbus processes can be seen; make sure no other program has ${path} open\n`);
-  }
 }
 
 /** Turns the storage layer's refusals into the CLI's exit codes. */

@@ -104,7 +104,7 @@ const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   },
   backup: {
     usage: 'backup [path]',
-    describe: `Write a consistent copy of the database with VACUUM INTO, safe while agents run, and check its integrity before it appears at the path. Default path: <data directory>/backups/agentbus-<time>.db. Refuses an existing file (exit 3) unless --force. Restore by stopping agentbus and copying the file over agentbus.db. ${EXIT_TEXT}`,
+    describe: `Write a consistent copy of the database with VACUUM INTO, safe while agents run, and check its integrity before it appears at the path. Default path: <data directory>/backups/agentbus-<time>.db. Refuses an existing file (exit 3) unless --force. Restore one with \`agentbus restore <file>\`. ${EXIT_TEXT}`,
     options: [CONFIG_OPTION, { flag: '-f, --force', description: 'Overwrite an existing file at the path', boolean: true }],
     examples: ['backup', 'backup ~/agentbus-before-upgrade.db', 'backup /tmp/bus.db --force'],
     load: async () => (await import('./entries/backup.js')).run,
@@ -119,6 +119,13 @@ const COMMANDS: Readonly<Record<string, CommandSpec>> = {
     ],
     examples: ['guard --install', 'guard', 'guard --as Sam2'],
     load: async () => (await import('./entries/guard.js')).run,
+  },
+  restore: {
+    usage: 'restore [backup]',
+    describe: `Put a backup in place of the database: checks the backup's integrity and schema first, refuses (exit 3) while any process has the database open, keeps the current database (with its -wal) in <data directory>/backups/agentbus-<time>-replaced.db, removes the -shm and lock files, then opens the restored file. ${EXIT_TEXT}`,
+    options: [CONFIG_OPTION],
+    examples: ['restore ~/.local/share/agentbus/backups/agentbus-2026-11-30T12-00-00-000Z.db'],
+    load: async () => (await import('./entries/restore.js')).run,
   },
   convert: {
     usage: 'convert',
