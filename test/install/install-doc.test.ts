@@ -1,12 +1,13 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { describe, expect, it } from 'vitest';
 import { identityLine, readIdentity } from '../../src/cli/identity-line.js';
 import { hookKind } from '../../src/harness/hook-events.js';
 import { ConfigFileSchema } from '../../src/config.js';
+import { installedAgentbus, type InstalledAgentbus } from '../support/installed-agentbus.js';
 import { tempDir, testDriverName } from '../support/test-driver.js';
 import { CHECKOUT_PLACEHOLDER, REPO_ROOT, installSnippets, localised, parseTomlSubset, shellWords, snippet } from './doc-snippets.js';
 
@@ -30,17 +31,29 @@ function maxReceiveWaitSeconds(): number {
   return max;
 }
 
-/** Starts `command args` exactly as a harness would (placeholder replaced) and lists the tools. */
+/**
+ * `npx --package agentbus-mcp agentbus ...` runs the package's `agentbus` bin:
+ * the installed command stands in for it (npx would fetch the package).
+ */
+function throughNpx(words: readonly string[], agentbus: InstalledAgentbus): string[] {
+  if (words[0] !== 'npx') return [...words];
+  expect(words.slice(0, 4)).toEqual(['npx', '--package', 'agentbus-mcp', 'agentbus']);
+  return [agentbus.command, ...words.slice(4)];
+}
+
+/** Starts `command args` exactly as a harness would (placeholder replaced, `agentbus` installed on PATH) and lists the tools. */
 async function serverTools(command: string, args: readonly string[]): Promise<string[]> {
   const dir = tempDir();
   writeFileSync(join(dir, 'config.json'), '{}');
+  const agentbus = installedAgentbus();
+  [command = '', ...args] = throughNpx([command, ...args], agentbus);
   const transport = new StdioClientTransport({
     command,
     args: args.map(localised),
     env: {
       ...getDefaultEnvironment(),
-      // The harness's PATH decides which node runs; here it is the test's own.
-      PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`,
+      // The harness's PATH decides which node runs; here it is the test's own, with the installed `agentbus`.
+      PATH: agentbus.path(),
       AGENTBUS_DATA_DIR: dir,
       AGENTBUS_CONFIG: join(dir, 'config.json'),
       AGENTBUS_DRIVER: testDriverName(),
@@ -57,39 +70,60 @@ async function serverTools(command: string, args: readonly string[]): Promise<st
   }
 }
 
-/** Runs a hook command through a shell in `cwd`, with `agentbus` on PATH as `npm link` puts it there; `input` is its stdin. */
+/** Runs a hook command through a shell in `cwd`, with `agentbus` installed on PATH and the tests' Node; `input` is its stdin. */
 function runHook(command: string, cwd: string, input = ''): string {
-  const bin = tempDir();
-  symlinkSync(join(REPO_ROOT, 'bin', 'agentbus.js'), join(bin, 'agentbus'));
   return execFileSync('/bin/sh', ['-c', localised(command)], {
     cwd,
     encoding: 'utf8',
     input,
-    env: { PATH: `${bin}:${dirname(process.execPath)}:${process.env.PATH ?? ''}`, HOME: cwd, AGENTBUS_DRIVER: testDriverName() },
+    env: { PATH: installedAgentbus().path(), HOME: cwd, AGENTBUS_DRIVER: testDriverName() },
   });
 }
 
 describe('docs/install.md', () => {
   it('has every snippet the tests check, and never tells anyone to fetch the unrelated npm package', () => {
-    for (const id of ['claude-mcp-add', 'claude-mcp-add-npx', 'claude-settings', 'codex-config', 'codex-hooks', 'cursor-mcp', 'identity-file', 'identity-line', 'gitignore', 'agents-md', ...INBOX_HOOK_SNIPPETS, 'claude-listener-hooks', 'claude-channels']) {
-      expect(snippets.has(id), id).toBe(true);
-    }
-    // `npx agentbus` alone would fetch the registry's unrelated `agentbus`; only --prefix (a checkout) is right.
+    const ids = [
+      'npm-install',
+      'claude-mcp-add',
+      'claude-mcp-add-npx',
+      'claude-mcp-add-checkout',
+      'claude-settings',
+      'codex-config',
+      'codex-hooks',
+      'gemini-settings',
+      'cursor-mcp',
+      'identity-file',
+      'identity-line',
+      'gitignore',
+      'agents-md',
+      ...INBOX_HOOK_SNIPPETS,
+      'claude-listener-hooks',
+      'claude-channels',
+    ];
+    expect([...snippets.keys()].sort()).toEqual([...ids].sort());
+    // `npx agentbus` alone would fetch the registry's unrelated `agentbus`: npx must name this package.
     let npxUses = 0;
     for (const { text } of snippets.values()) {
       for (const m of text.matchAll(/\bnpx\b(?: -y)? ([^\n"]*)/g)) {
         npxUses++;
-        expect(m[1]).toMatch(/^--prefix \/path\/to\/agentbus agentbus /);
+        expect(m[1]).toMatch(/^--package agentbus-mcp agentbus /);
       }
     }
     expect(npxUses).toBeGreaterThan(0);
+    // The same for every npx command in the prose's code spans; bare `npx agentbus` only in the warning against it.
+    const doc = readFileSync(join(REPO_ROOT, 'docs', 'install.md'), 'utf8');
+    const spans = [...doc.matchAll(/`(npx\b[^`]*)`/g)].map((m) => m[1] ?? '');
+    expect(spans.filter((c) => c === 'npx agentbus')).toHaveLength(1);
+    for (const code of spans.filter((c) => c !== 'npx agentbus')) expect(code).toMatch(/^npx --package agentbus-mcp agentbus /);
+    // The install line names this package, whose bin is the `agentbus` every snippet runs.
     const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8'));
     expect(pkg.name).toBe('agentbus-mcp');
     expect(pkg.bin).toEqual({ agentbus: 'bin/agentbus.js' });
+    expect(snippet(snippets, 'npm-install').text.trim()).toBe(`npm install -g ${pkg.name}`);
   });
 
   it('claude mcp add commands name the server agentbus and start a real server', async () => {
-    for (const id of ['claude-mcp-add', 'claude-mcp-add-npx']) {
+    for (const id of ['claude-mcp-add', 'claude-mcp-add-npx', 'claude-mcp-add-checkout']) {
       const lines = snippet(snippets, id).text.trim().split('\n');
       expect(lines).toHaveLength(1);
       const words = shellWords(lines[0] ?? '');
@@ -108,7 +142,33 @@ describe('docs/install.md', () => {
     expect(Object.keys(config.mcp_servers)).toEqual(['agentbus']);
     expect(server.startup_timeout_sec).toBeGreaterThan(10);
     expect(server.tool_timeout_sec).toBeGreaterThan(maxReceiveWaitSeconds());
+    // Without it Codex may start a session without agentbus's tools (docs/install.md says what it costs).
+    expect(server.required).toBe(true);
     expect(await serverTools(server.command, server.args)).toContain('register');
+  });
+
+  it('the Gemini CLI settings start a real server, allow the longest receive, and the hook prints the JSON Gemini gives the model', async () => {
+    const settings = JSON.parse(snippet(snippets, 'gemini-settings').text);
+    expect(Object.keys(settings.mcpServers)).toEqual(['agentbus']);
+    const server = settings.mcpServers.agentbus;
+    expect(server.timeout).toBeGreaterThan(maxReceiveWaitSeconds() * 1000);
+    expect(await serverTools(server.command, server.args)).toContain('register');
+
+    const project = tempDir();
+    mkdirSync(join(project, '.git'));
+    mkdirSync(join(project, '.local'));
+    writeFileSync(join(project, '.local', 'agentbus.json'), snippet(snippets, 'identity-file').text);
+    const entry = settings.hooks.SessionStart[0];
+    // Gemini compares a lifecycle matcher with the source as an exact string: none means every source.
+    expect(entry.matcher).toBeUndefined();
+    expect(entry.hooks).toHaveLength(1);
+    expect(entry.hooks[0].type).toBe('command');
+    const out = runHook(entry.hooks[0].command, project);
+    // Gemini parses stdout as JSON when the hook exits 0; plain text would reach only the user.
+    expect(out.trim().split('\n')).toHaveLength(1);
+    expect(JSON.parse(out)).toEqual({
+      hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: snippet(snippets, 'identity-line').text.trim() },
+    });
   });
 
   it('the Cursor config parses and starts a real server', async () => {
@@ -137,9 +197,9 @@ describe('docs/install.md', () => {
       expect(entry.hooks[0].type).toBe('command');
       expect(runHook(entry.hooks[0].command, join(project)).trim()).toBe(expected);
     }
-    // The `npm link` form the doc mentions.
-    expect(runHook('agentbus identity', project).trim()).toBe(expected);
-    expect(claudeEntry.hooks[0].command).toContain(`${CHECKOUT_PLACEHOLDER}/bin/agentbus.js identity`);
+    // The checkout form the doc gives for `agentbus` without npm link.
+    expect(runHook(`node ${CHECKOUT_PLACEHOLDER}/bin/agentbus.js identity`, project).trim()).toBe(expected);
+    expect(claudeEntry.hooks[0].command).toBe('agentbus identity');
   });
 
   it('the identity file is what agentbus identity accepts, and the gitignore line covers it', () => {
@@ -159,10 +219,11 @@ describe('docs/install.md', () => {
     })).toBe('');
   });
 
-  it('the AGENTS.md snippet names the register tool and the as field', () => {
+  it('the AGENTS.md snippet gives the first calls: register with the as field, subscribe, receive with ack', () => {
     const text = snippet(snippets, 'agents-md').text;
-    expect(text).toMatch(/`register`/);
-    expect(text).toMatch(/`as`/);
+    const order = ['`register`', '`as`', '`subscribe`', '`receive`', '`ack`'].map((w) => text.indexOf(w));
+    expect(order.every((i) => i >= 0)).toBe(true);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
     expect(text).toMatch(/agentbus identity/);
   });
 

@@ -37,6 +37,7 @@ export async function busFixture(overrides: Partial<Config> = {}): Promise<Fixtu
     ...v.parse(ConfigFileSchema, {}),
     data_directory: dir,
     driver: 'auto',
+    driverSource: { kind: 'default' },
     embedding_api_key_file: undefined,
     configPath: `${dir}/config.json`,
     configFileFound: false,
