@@ -7,7 +7,7 @@ import { accessSync, chmodSync, constants, existsSync, mkdirSync, readdirSync, r
 import { join, resolve } from 'node:path';
 import { Database } from './database.js';
 import { DbError } from './db-error.js';
-import type { Driver, DriverName, LockProtocol } from './driver.js';
+import type { Connection, Driver, DriverName, LockProtocol } from './driver.js';
 import { APPLICATION_ID, readFileState, type FileState } from './file-header.js';
 import {
   applyMigration,
@@ -18,7 +18,6 @@ import {
   type MigrationReport,
 } from './migrations.js';
 import { convertFileProtocol } from './convert-protocol.js';
-import type { Connection } from './driver.js';
 import { describeHolders, surveyHolders } from './file-holders.js';
 import { registerOpener } from './opener-registry.js';
 import {
@@ -121,7 +120,13 @@ interface OpenPlan {
   /** The driver that opens (and, for a new file, creates) it. */
   readonly driver: Driver;
   /** Set when the file is posix and this process can speak only portable: convert it first, if nobody holds it. */
-  readonly convertFrom?: { readonly protocol: LockProtocol; readonly why: string };
+  readonly convertFrom?: {
+    readonly protocol: LockProtocol;
+    /** Why this process can speak only portable. */
+    readonly why: string;
+    /** What else would let it open the file as it is. */
+    readonly otherwise: string;
+  };
 }
 
 /**
@@ -138,7 +143,10 @@ async function planOpen(path: string, state: FileState, choice: DriverChoice, so
     if (choice !== 'auto' && choice !== wanted) {
       if (state.protocol === 'posix' && convert) {
         const wasm = await requireDriver('wasm', `${describeDriverSetting(choice, source)} asks for the wasm driver`, changeDriverSetting(source, 'auto'));
-        return { driver: wasm, convertFrom: { protocol: 'posix', why: `${describeDriverSetting(choice, source)} asks for the wasm driver` } };
+        return {
+          driver: wasm,
+          convertFrom: { protocol: 'posix', why: `${describeDriverSetting(choice, source)} asks for the wasm driver`, otherwise: changeDriverSetting(source, 'auto') },
+        };
       }
       const wantedLoads = (await loadDriver(wanted)).ok;
       const convertHint = `convert the file with \`agentbus convert --to ${otherProtocol(state.protocol)}\` while no agentbus process has it open`;
@@ -152,7 +160,7 @@ async function planOpen(path: string, state: FileState, choice: DriverChoice, so
     if (loaded.ok) return { driver: loaded.driver };
     if (state.protocol === 'posix' && convert) {
       const wasm = await requireDriver('wasm', `${path} uses the posix lock protocol, which needs the native driver (${loaded.reason})`, 'reinstall agentbus with `npm ci`');
-      return { driver: wasm, convertFrom: { protocol: 'posix', why: loaded.reason } };
+      return { driver: wasm, convertFrom: { protocol: 'posix', why: loaded.reason, otherwise: 'run this one with Node >= 22.13' } };
     }
     const fix =
       state.protocol === 'posix'
@@ -180,7 +188,7 @@ function convertForThisProcess(path: string, plan: OpenPlan, busyTimeoutMs: numb
     const many = holders.length > 1;
     throw new DbError(
       'in_use',
-      `${path} uses the posix lock protocol (${PROTOCOL_DRIVER_TEXT.posix}) and this process can use only the portable one (${plan.convertFrom?.why}). agentbus converts such a file itself, but only while no process has it open, and ${describeHolders(holders)} ${many ? 'have' : 'has'} it open: stop ${many ? 'them (close those harness sessions)' : 'it (close that harness session)'} and start this one again, or run this one with Node >= 22.13; nothing changed`,
+      `${path} uses the posix lock protocol (${PROTOCOL_DRIVER_TEXT.posix}) and this process can use only the portable one (${plan.convertFrom?.why}). agentbus converts such a file itself, but only while no process has it open, and ${describeHolders(holders)} ${many ? 'have' : 'has'} it open: stop ${many ? 'them (close those harness sessions)' : 'it (close that harness session)'} and start this one again, or ${plan.convertFrom?.otherwise}; nothing changed`,
     );
   }
   if (!openFilesChecked) {
@@ -188,7 +196,7 @@ function convertForThisProcess(path: string, plan: OpenPlan, busyTimeoutMs: numb
     // one or another program could hold posix locks nobody here can see.
     throw new DbError(
       'in_use',
-      `${path} uses the posix lock protocol (${PROTOCOL_DRIVER_TEXT.posix}) and this process can use only the portable one (${plan.convertFrom?.why}); agentbus converts such a file itself only when it can list the processes that have it open, and this system has neither /proc nor lsof: stop every agentbus process and run \`agentbus convert --to portable\`, or run this one with Node >= 22.13; nothing changed`,
+      `${path} uses the posix lock protocol (${PROTOCOL_DRIVER_TEXT.posix}) and this process can use only the portable one (${plan.convertFrom?.why}); agentbus converts such a file itself only when it can list the processes that have it open, and this system has neither /proc nor lsof: stop every agentbus process and run \`agentbus convert --to portable\`, or ${plan.convertFrom?.otherwise}; nothing changed`,
     );
   }
   convertFileProtocol(path, 'portable', plan.driver, plan.driver, { busyTimeoutMs: Math.min(busyTimeoutMs, 1_000) });

@@ -14,7 +14,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { convertFileProtocol } from '../../src/db/convert-protocol.js';
 import { readFileState } from '../../src/db/file-header.js';
 import { openDatabase } from '../../src/db/open-database.js';
@@ -38,6 +38,10 @@ interface Writer {
 }
 
 const live: Writer[] = [];
+// A failed case leaves its writers running: none may outlive it.
+afterEach(() => {
+  for (const w of live.splice(0)) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
+});
 
 function startWriter(runtime: NodeRuntime, dir: string, tag: string, env: Record<string, string> = {}): Writer {
   const child = spawn(runtime.bin, [fixturePath('version-writer.js'), dir, tag], {
@@ -125,7 +129,12 @@ describe('one machine, two Node versions', () => {
     expect(early.code).toBe(3);
     expect(early.lines[0]).toMatchObject({ error: 'in_use' });
     for (const w of native) expect(early.lines[0]?.message).toContain(`pid ${w.child.pid} (`);
-    expect(early.lines[0]?.message).toMatch(/nothing changed$/);
+    expect(early.lines[0]?.message).toMatch(/, or run this one with Node >= 22\.13; nothing changed$/);
+    // A Node 22 process that asks for wasm is as portable-only, and is told to drop the setting instead.
+    const asked = await startWriter(n22, dir, 'asked-wasm', { AGENTBUS_DRIVER: 'wasm' }).done;
+    expect(asked.code).toBe(3);
+    expect(asked.lines[0]).toMatchObject({ error: 'in_use' });
+    expect(asked.lines[0]?.message).toMatch(/, or unset AGENTBUS_DRIVER \(or set it to auto\); nothing changed$/);
     expect(readFileState(join(dir, 'agentbus.db'))).toEqual({ kind: 'agentbus', protocol: 'posix' });
 
     const nativeWrote = await stop(dir, native);
@@ -211,6 +220,10 @@ describe('one machine, two Node versions', () => {
         if (w.runtime === n22 && w.tag !== 'n22-wasm') expect(opened[i]).toMatchObject({ driver: 'native', protocol: 'posix' });
         else expect(opened[i]).toMatchObject({ error: 'in_use', message: expect.stringMatching(/pid \d+ \(/) });
       }
+      // Each refusal names what else would let that process in: Node 22 for Node 20, the setting for a Node 22 asking for wasm.
+      const byTag = new Map(all.map((w, i) => [w.tag, opened[i]]));
+      expect(byTag.get('n22-wasm')?.message).toMatch(/or unset AGENTBUS_DRIVER \(or set it to auto\); nothing changed$/);
+      expect(byTag.get('only-wasm')?.message).toMatch(/or run this one with Node >= 22\.13; nothing changed$/);
     }
     await untilWrote(dir, running[0]!.tag, 20);
     const rest = await stop(dir, running);
