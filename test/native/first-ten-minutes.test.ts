@@ -10,7 +10,7 @@
  * The file spawns both Node versions itself, so it runs once, in the native
  * project.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -36,6 +36,12 @@ function env(machine: Machine, runtime: NodeRuntime): Record<string, string> {
 /** Runs an admin command as the user would in a terminal of that Node. */
 function cli(machine: Machine, runtime: NodeRuntime, args: readonly string[], cwd = machine.home): string {
   return execFileSync('agentbus', args, { cwd, env: env(machine, runtime), encoding: 'utf8' });
+}
+
+/** The same, for a command that may fail: its exit code and both streams. */
+function cliRun(machine: Machine, runtime: NodeRuntime, args: readonly string[]): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync('agentbus', args, { cwd: machine.home, env: env(machine, runtime), encoding: 'utf8' });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 /**
@@ -206,5 +212,45 @@ describe('the first ten minutes', () => {
     expect(doctor.ok, JSON.stringify(doctor.checks)).toBe(true);
     expect(doctor.checks.find((c: Json) => c.name === 'integrity')?.status).toBe('ok');
     expect(sam.stderr + kim.stderr).toBe('');
+  });
+
+  it(`the command line a new user meets, on ${wasmOnly.label} and Node 22: one-line usage errors with exit 2, did-you-mean, the setting that was really given`, async () => {
+    const machine: Machine = { home: tempDir('agentbus-home-'), agentbus: installedAgentbus() };
+    for (const runtime of [wasmOnly, n22]) {
+      const usage: Array<[string[], RegExp]> = [
+        [[], /no command given/],
+        [['-x'], /unknown option -x/],
+        [['statsu'], /did you mean "status"\?/],
+        [['status', 'extra-arg'], /unexpected argument "extra-arg"/],
+        [['convert', '--to'], /--to needs a value: portable or posix/],
+      ];
+      for (const [args, message] of usage) {
+        const r = cliRun(machine, runtime, args);
+        expect([r.code, r.stdout], `agentbus ${args.join(' ')}`).toEqual([2, '']);
+        expect(r.stderr).toMatch(message);
+        expect(r.stderr.trimEnd().split('\n'), `agentbus ${args.join(' ')}`).toHaveLength(1);
+      }
+      // Every command takes --config, identity included (it reads no config, so any path does).
+      expect(cliRun(machine, runtime, ['identity', '--config', join(machine.home, 'none.json')]).code).toBe(0);
+    }
+
+    const typo = join(machine.home, 'typo.json');
+    writeFileSync(typo, JSON.stringify({ drivr: 'wasm' }));
+    const mistyped = cliRun(machine, n22, ['status', '--config', typo]);
+    expect(mistyped.code).toBe(1);
+    expect(mistyped.stderr).toMatch(/drivr: is not a setting; did you mean "driver"\?/);
+
+    // "driver": "native" in the file, on a Node that cannot run it: named as the file's setting, never as AGENTBUS_DRIVER.
+    const native = join(machine.home, 'native.json');
+    writeFileSync(native, JSON.stringify({ driver: 'native' }));
+    const status = JSON.parse(cliRun(machine, wasmOnly, ['status', '--json', '--config', native]).stdout);
+    expect(status.new_database).toMatchObject({ driver: null, why: expect.stringContaining(`"driver": "native" in ${native}`) });
+    expect(status.new_database.why).not.toContain('AGENTBUS_DRIVER');
+    const doctor = cliRun(machine, wasmOnly, ['doctor', '--json', '--config', native]);
+    expect(doctor.code).toBe(1);
+    expect(JSON.parse(doctor.stdout).checks.find((c: Json) => c.name === 'new_database')).toMatchObject({
+      status: 'problem',
+      message: expect.stringContaining(`remove "driver" from ${native}`),
+    });
   });
 });
