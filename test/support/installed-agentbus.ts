@@ -1,17 +1,13 @@
 /**
  * How tests run agentbus as a user who installed the package does: an
  * `agentbus` command on PATH (what `npm install -g agentbus-mcp`, `npm link`
- * or `npx --package agentbus-mcp` provide).
- *
- * Until the packed-tarball install for tests lands, the checkout's
- * bin/agentbus.js stands in for the installed command: this is the one place
- * to point at the installed package instead.
+ * or `npx --package agentbus-mcp` provide). The command is the one the packed
+ * tarball installed (test/support/global-setup.ts), not the checkout's bin.
  */
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
-import { afterEach } from 'vitest';
-import { AGENTBUS_BIN } from './mcp-process.js';
+import { afterEach, inject } from 'vitest';
 
 export interface InstalledAgentbus {
   /** The directory holding the `agentbus` command. */
@@ -32,7 +28,7 @@ export function installedAgentbus(): InstalledAgentbus {
   const binDir = mkdtempSync(join(tmpdir(), 'agentbus-bin-'));
   made.push(binDir);
   const command = join(binDir, 'agentbus');
-  symlinkSync(AGENTBUS_BIN, command);
+  symlinkSync(join(inject('packedInstall').project, 'node_modules', '.bin', 'agentbus'), command);
   return {
     binDir,
     command,
