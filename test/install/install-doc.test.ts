@@ -99,6 +99,9 @@ describe('docs/install.md', () => {
       ...INBOX_HOOK_SNIPPETS,
       'claude-listener-hooks',
       'claude-channels',
+      // Checked by guard-doc.test.ts.
+      'guard-install',
+      'guard-hook-line',
     ];
     expect([...snippets.keys()].sort()).toEqual([...ids].sort());
     // `npx agentbus` alone would fetch the registry's unrelated `agentbus`: npx must name this package.
