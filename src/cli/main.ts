@@ -20,6 +20,8 @@ interface OptionSpec {
   readonly boolean?: true;
   /** For a value flag: what the value is, for the error when it is missing (e.g. "a path"). */
   readonly value?: string;
+  /** A value flag that may be given more than once (`--channel a --channel b`); the command gets a string or an array. */
+  readonly multiple?: true;
 }
 
 interface CommandSpec {
@@ -41,6 +43,13 @@ const CONFIG_OPTION: OptionSpec = {
 
 /** Appended to every command's description: the exit codes scripts may rely on. */
 const EXIT_TEXT = 'Exit codes: 0 done, 1 failed, 2 usage error, 3 refused (nothing changed).';
+
+const JSON_LINES_OPTION: OptionSpec = { flag: '--json', description: 'Print one JSON object per message, one per line (the fields receive returns)', boolean: true };
+const SINCE_OPTION: OptionSpec = {
+  flag: '--since',
+  description: 'Only messages from this time on: an age (30s, 10m, 2h, 1d) or an ISO date and time',
+  value: 'an age or a date, e.g. --since 10m or --since 2026-11-30T12:00:00Z',
+};
 
 const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   mcp: {
@@ -134,6 +143,34 @@ const COMMANDS: Readonly<Record<string, CommandSpec>> = {
     examples: ['convert --to portable', 'convert --to posix'],
     load: async () => (await import('./entries/convert.js')).run,
   },
+  tail: {
+    usage: 'tail [...channels]',
+    describe: `Show the recent messages (all channels, or the ones named), then follow new ones as they commit, like tail -f; replies are shown under their thread. A pure reader: never registers, never moves a cursor, never takes the writer lock. Stop with Ctrl-C. ${EXIT_TEXT}`,
+    options: [
+      CONFIG_OPTION,
+      { flag: '--channel', description: 'Only this channel (repeatable; same as naming it)', value: 'a channel name, e.g. --channel general', multiple: true },
+      { flag: '--sender', description: 'Only messages from this display name (repeatable)', value: 'a display name, e.g. --sender Alice', multiple: true },
+      SINCE_OPTION,
+      { flag: '-n, --lines', description: `How many recent messages to show first (default ${20}; with --since, all since then)`, value: 'a count, e.g. --lines 50' },
+      { flag: '--once', description: 'Print the recent messages and exit instead of following', boolean: true },
+      JSON_LINES_OPTION,
+    ],
+    examples: ['tail', 'tail general reviews', 'tail --sender Alice --since 1h', 'tail --json --once'],
+    load: async () => (await import('./entries/tail.js')).run,
+  },
+  post: {
+    usage: 'post <channel> [text]',
+    describe: `Send a message to a channel as a person, through the same path as the send tool (inspection hook, rate limit, capacity, idempotency), so agents receive it like any other message. Without text (or with -), the text is read from stdin. The name is registered for the send and released after it. ${EXIT_TEXT}`,
+    options: [
+      CONFIG_OPTION,
+      { flag: '--as', description: 'The name to post as (default: the OS user name, $USER)', value: 'a name, e.g. --as Dana' },
+      { flag: '--reply-to', description: 'The seq of the message this answers (shown under its thread)', value: 'a message seq, e.g. --reply-to 42' },
+      { flag: '--idempotency-key', description: 'Send at most once for this key: a retry with the same key and text returns the first seq', value: 'a key, e.g. --idempotency-key deploy-42' },
+      { flag: '--json', description: 'Print {seq, as, channel} (and memory_id, revision on a memory channel) as JSON', boolean: true },
+    ],
+    examples: ['post general "deploy is frozen until 14:00"', 'post reviews --reply-to 42 "looks good"', 'git log -1 | agentbus post general', 'post general --as Dana "hello"'],
+    load: async () => (await import('./entries/post.js')).run,
+  },
 };
 
 const GLOBAL_FLAGS = new Set(['-h', '--help', '-v', '--version']);
@@ -168,15 +205,22 @@ function checkArguments(name: string, spec: CommandSpec, positional: readonly un
     const key = longName(option.flag);
     const value = flags[key];
     if (value === undefined) continue;
-    if (Array.isArray(value)) throw usageError(`--${key} was given ${value.length} times; give it once`);
-    if (typeof value !== 'string' || value === '') throw usageError(`--${key} needs a value: ${option.value ?? 'see agentbus ' + name + ' --help'}`);
+    if (Array.isArray(value) && option.multiple !== true) throw usageError(`--${key} was given ${value.length} times; give it once`);
+    for (const one of Array.isArray(value) ? value : [value]) {
+      if (typeof one !== 'string' || one === '') throw usageError(`--${key} needs a value: ${option.value ?? 'see agentbus ' + name + ' --help'}`);
+    }
   }
   const allowed = spec.usage.split(/\s+/).filter((word) => word.startsWith('[') || word.startsWith('<')).length;
   const extra = [...positional.slice(allowed), ...((flags._ as unknown[] | undefined) ?? [])].filter((a) => a !== undefined);
-  if (extra.length > 0) {
+  if (extra.length > 0 && !isVariadic(spec)) {
     const takes = allowed === 0 ? 'takes no arguments' : `takes at most ${allowed} argument${allowed === 1 ? '' : 's'} (${spec.usage})`;
     throw usageError(`unexpected argument "${String(extra[0])}": agentbus ${name} ${takes}; run \`agentbus ${name} --help\``);
   }
+}
+
+/** True when the usage's last argument takes any number of values (`[...channels]`). */
+function isVariadic(spec: CommandSpec): boolean {
+  return spec.usage.includes('...');
 }
 
 function writeError(io: CliIo, message: string): void {
@@ -239,7 +283,9 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const positional = parsed.args.slice(0, -1);
   checkArguments(name, spec, positional, flags);
   const command = await spec.load();
-  return command(io, positional.filter((a): a is string => typeof a === 'string'), flags);
+  const args = isVariadic(spec) ? [...positional, ...((flags._ as unknown[] | undefined) ?? [])] : positional;
+  // mri reads a number-like argument (a seq, a post's text "42") as a number; commands get text.
+  return command(io, args.filter((a) => a !== undefined).map(String), flags);
 }
 
 /** The process entry: real streams, environment and clock. */

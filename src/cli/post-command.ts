@@ -1,0 +1,116 @@
+/**
+ * `agentbus post`: a person's message to a channel, sent through the bus's own
+ * send (the MCP tool's code path: validation, idempotency receipt, rate limit,
+ * inspection hook, capacity), so agents receive it like any other message.
+ * The process registers the name for the length of the send and releases it
+ * afterwards, so the name is free again at once.
+ */
+import { randomUUID } from 'node:crypto';
+import { userInfo } from 'node:os';
+import { basename } from 'node:path';
+import type { BusContext } from '../bus/bus-context.js';
+import { register, releaseSessions } from '../bus/identity.js';
+import { RateLimiter } from '../bus/rate-limiter.js';
+import { send, type SendResult } from '../bus/send.js';
+import type { Config } from '../config.js';
+import { embeddingPassSettled } from '../embeddings/embedding-pass.js';
+import { createFileLogger } from '../log.js';
+import { asCliError } from './bus-error-exit.js';
+import { openBusDatabase } from './bus-database.js';
+import { commandConfig, flagSet } from './cli-config.js';
+import { CliError } from './cli-error.js';
+import type { CliIo } from './cli-io.js';
+
+/** The name a person posts as without --as: the OS user name. */
+export function humanName(io: CliIo): string {
+  const fromEnv = io.env.USER ?? io.env.USERNAME ?? io.env.LOGNAME;
+  if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
+  try {
+    return userInfo().username;
+  } catch {
+    throw new CliError('usage', 'no user name to post as (USER is unset); give one with --as NAME');
+  }
+}
+
+async function readText(io: CliIo, given: string | undefined): Promise<string> {
+  if (given !== undefined && given !== '-') return given;
+  if (io.stdinIsTty && given === undefined) {
+    throw new CliError('usage', 'no text: give it after the channel (agentbus post general "hello") or pipe it on stdin, or pass - to type it');
+  }
+  let text = '';
+  for await (const chunk of io.stdin) text += typeof chunk === 'string' ? chunk : (chunk as Buffer).toString('utf8');
+  // One trailing newline is the shell's (echo, a heredoc), not the message's.
+  return text.replace(/\r?\n$/, '');
+}
+
+function replyTo(flags: Record<string, unknown>): number | undefined {
+  if (flags['reply-to'] === undefined) return undefined;
+  const text = String(flags['reply-to']);
+  if (!/^\d{1,15}$/.test(text) || Number(text) < 1) throw new CliError('usage', `--reply-to must be the seq of a message (a whole number, e.g. 42); got "${text}"`);
+  return Number(text);
+}
+
+/** Sends as `name` with a context of its own; registers, sends, releases. */
+export async function postMessage(
+  config: Config,
+  io: CliIo,
+  message: { name: string; channel: string; content: string; replyTo?: number; idempotencyKey?: string },
+): Promise<SendResult & { as: string }> {
+  const { db } = await openBusDatabase(config, io);
+  const log = createFileLogger(config.data_directory, config.log_level);
+  const ctx: BusContext = {
+    db,
+    config,
+    clock: io.clock,
+    log,
+    owner: randomUUID(),
+    defaultContext: basename(io.cwd) || 'unknown',
+    rateLimiter: new RateLimiter(config),
+  };
+  try {
+    const { display_name: as } = await asCliError(() => register(ctx, { name: message.name }));
+    try {
+      const result = await asCliError(() =>
+        send(ctx, {
+          as,
+          channel: message.channel,
+          content: message.content,
+          ...(message.replyTo === undefined ? {} : { reply_to: message.replyTo }),
+          ...(message.idempotencyKey === undefined ? {} : { idempotency_key: message.idempotencyKey }),
+        }),
+      );
+      return { ...result, as };
+    } finally {
+      releaseSessions(ctx);
+    }
+  } finally {
+    await embeddingPassSettled(db);
+    db.close();
+    await log.close();
+  }
+}
+
+/** Runs `agentbus post CHANNEL [TEXT]`. */
+export async function postCommand(io: CliIo, args: readonly string[], flags: Record<string, unknown>): Promise<number> {
+  const config = commandConfig(io, flags);
+  const [channel, given] = args;
+  if (channel === undefined) throw new CliError('usage', 'no channel: agentbus post CHANNEL TEXT');
+  const reply = replyTo(flags);
+  const name = flags.as === undefined ? humanName(io) : String(flags.as);
+  const content = await readText(io, given);
+  const key = flags['idempotency-key'] === undefined ? undefined : String(flags['idempotency-key']);
+  const result = await postMessage(config, io, {
+    name,
+    channel,
+    content,
+    ...(reply === undefined ? {} : { replyTo: reply }),
+    ...(key === undefined ? {} : { idempotencyKey: key }),
+  });
+  if (flagSet(flags, 'json')) io.stdout.write(`${JSON.stringify({ ...result, channel })}\n`);
+  else {
+    const memory = result.memory_id === undefined ? '' : ` (memory ${result.memory_id}, revision ${result.revision})`;
+    io.stdout.write(`sent ${result.seq} to #${channel} as ${result.as}${memory}\n`);
+  }
+  if (result.as !== name) io.stderr.write(`agentbus: "${name}" is held by a live session, so this was sent as "${result.as}"\n`);
+  return 0;
+}
