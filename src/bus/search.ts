@@ -134,7 +134,28 @@ interface Filters {
  */
 export async function search(ctx: BusContext, rawInput: unknown): Promise<SearchResult> {
   const input = parseInput(SearchInput, rawInput);
-  requireSession(ctx, input.as);
+  return runSearch(ctx, input, () => requireSession(ctx, input.as));
+}
+
+/** The search's fields without `as`: what a reader that is not a session (the console) passes to runSearch. */
+export const SearchQueryInput = v.omit(SearchInput, ['as']);
+export type SearchQuery = v.InferOutput<typeof SearchQueryInput>;
+
+/**
+ * The same search for a reader that holds no session (the console): the same
+ * validation, filters and ranking, without the `as` check.
+ */
+export async function searchAsReader(ctx: BusContext, rawInput: unknown): Promise<SearchResult> {
+  return runSearch(ctx, parseInput(SearchQueryInput, rawInput), () => undefined);
+}
+
+/**
+ * The search itself, for a validated query. `check` runs before the work and
+ * again inside the read transaction (the MCP tool passes its session check;
+ * the console, which reads without registering, passes a no-op).
+ */
+export async function runSearch(ctx: BusContext, input: SearchQuery, check: () => void): Promise<SearchResult> {
+  check();
   const filters = parseFilters(ctx, input);
   const settings = embeddingSettings(ctx.config);
   const asked: SearchMode = input.mode ?? (settings === undefined ? 'text' : 'both');
@@ -168,7 +189,7 @@ export async function search(ctx: BusContext, rawInput: unknown): Promise<Search
 
   const model = settings?.embedding_model ?? '';
   return ctx.db.read(() => {
-    requireSession(ctx, input.as);
+    check();
     const wanted = input.count + 1;
     const clause = filterSql(filters, filters.thread === undefined ? undefined : threadMembers(ctx, filters.thread));
     let page: Ranked[];
@@ -196,7 +217,7 @@ export async function search(ctx: BusContext, rawInput: unknown): Promise<Search
   });
 }
 
-function parseFilters(ctx: BusContext, input: v.InferOutput<typeof SearchInput>): Filters {
+function parseFilters(ctx: BusContext, input: SearchQuery): Filters {
   const sinceMs = input.since === undefined ? undefined : Date.parse(input.since);
   const untilMs = input.until === undefined ? undefined : Date.parse(input.until);
   if (sinceMs !== undefined && Number.isNaN(sinceMs)) throw invalid('since', 'is not a real date and time; use e.g. 2026-11-30T12:00:00Z');

@@ -171,6 +171,36 @@ const COMMANDS: Readonly<Record<string, CommandSpec>> = {
     examples: ['post general "deploy is frozen until 14:00"', 'post reviews --reply-to 42 "looks good"', 'git log -1 | agentbus post general', 'post general --as Dana "hello"'],
     load: async () => (await import('./entries/post.js')).run,
   },
+  search: {
+    usage: 'search [...words]',
+    describe: `Search messages and memories like the search tool: words (bm25), meaning when an embeddings endpoint is configured, or both fused; best first. Reads only; never registers. ${EXIT_TEXT}`,
+    options: [
+      CONFIG_OPTION,
+      { flag: '--mode', description: 'text, semantic (memories only) or both (default: both with an endpoint, else text)', value: 'text, semantic or both' },
+      { flag: '--channel', description: 'Only this channel', value: 'a channel name, e.g. --channel general' },
+      { flag: '--sender', description: 'Only messages from this display name', value: 'a display name, e.g. --sender Alice' },
+      SINCE_OPTION,
+      { flag: '--until', description: 'Only messages before this time: an age (2h) or an ISO date and time', value: 'an age or a date, e.g. --until 1d' },
+      { flag: '--thread', description: 'Only this message and the replies under it', value: 'a message seq, e.g. --thread 42' },
+      { flag: '--count', description: 'How many results (default 100, at most 1000)', value: 'a count, e.g. --count 20' },
+      { flag: '--continuation', description: 'The next page: the value a previous search printed', value: 'the continuation a search printed' },
+      { flag: '--json', description: "Print the search tool's result as one JSON object", boolean: true },
+    ],
+    examples: ['search flaky test', 'search "release checklist" --channel memory', 'search deploy --since 1d --json'],
+    load: async () => (await import('./entries/search.js')).run,
+  },
+  memory: {
+    usage: 'memory [action] [id]',
+    describe: `Read the shared memories: list (the live ones, most recently changed first), show ID (the live revision, as get_memory returns it) or history ID (every stored revision, the live one marked). Reads only; never registers. ${EXIT_TEXT}`,
+    options: [
+      CONFIG_OPTION,
+      { flag: '--channel', description: 'list: only this memory channel', value: 'a channel name, e.g. --channel memory' },
+      { flag: '-n, --lines', description: 'list: at most this many (default 100)', value: 'a count, e.g. --lines 20' },
+      { flag: '--json', description: 'One JSON object per memory or revision, one per line', boolean: true },
+    ],
+    examples: ['memory', 'memory list --channel memory', 'memory show 42', 'memory history 42 --json'],
+    load: async () => (await import('./entries/memory.js')).run,
+  },
 };
 
 const GLOBAL_FLAGS = new Set(['-h', '--help', '-v', '--version']);
