@@ -8,26 +8,40 @@
  * Each contender creates a marker named after itself in `<db>-locks.d/`, then
  * lists the folder. Two contenders both create before they look, so at most
  * one can see no rival; when both see each other both back off for a random
- * moment. Markers carry unique owner names, so a dead owner's marker can be
- * unlinked by anyone without ever touching a live one's.
+ * moment. Markers carry unique names (owner, realm and a lease stamp made
+ * fresh for every attempt), so a gone owner's marker can be unlinked by anyone
+ * without ever touching a live one's. A marker is gone when its owner is
+ * certainly dead, or when it is another realm's and older than the lease
+ * expiry (the mutex is held for microseconds: such a holder crashed or was
+ * stopped; if it wakes up it finds its marker removed and fails).
  */
 import { mkdirSync, openSync, closeSync, readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { adminMarkerDir, formatOwner, parseOwner, type LockOwner } from '../../src/db/portable-lock-files.js';
+import { judgeLockOwner } from '../../src/db/lock-owner-verdict.js';
+import { currentStampMs, LEASE_EXPIRY_MS, LeaseWatch, type LeaseStamp } from '../../src/db/owner-lease.js';
+import { adminMarkerDir, formatAdminMarker, parseAdminMarker, type LockOwner } from '../../src/db/portable-lock-files.js';
+import { clockIsBoots } from '../../src/db/process-identity.js';
 import { sleepSync } from '../../src/db/sleep-sync.js';
-import { isOwnerAlive } from './owner-liveness.js';
+import { isThisProcess, liveness } from './owner-liveness.js';
 import { count } from './vfs-stats.js';
 
-/** How long a contender waits for the admin lock before giving up. */
-const ADMIN_TIMEOUT_MS = 15_000;
+/**
+ * How long a contender waits for the admin lock before giving up: long
+ * enough to outwait the expiry of a marker left by a crashed process of
+ * another realm, which only watching can date.
+ */
+const ADMIN_TIMEOUT_MS = LEASE_EXPIRY_MS + 15_000;
 
 /** Runs `fn` while holding the admin lock of `dbPath`; throws when it cannot be had in time. */
 export function withAdminLock<T>(dbPath: string, owner: LockOwner, fn: () => T): T {
   const dir = adminMarkerDir(dbPath);
-  const mine = formatOwner(owner);
-  const marker = join(dir, mine);
-  const deadline = Date.now() + ADMIN_TIMEOUT_MS;
+  const watch = new LeaseWatch();
+  const start = performance.now();
+  let blockedBy = '';
   for (let attempt = 0; ; attempt++) {
+    liveness.tick();
+    const mine = formatAdminMarker(owner, currentStampMs(), clockIsBoots());
+    const marker = join(dir, mine);
     let names: string[];
     try {
       closeSync(openSync(marker, 'w', 0o600));
@@ -41,12 +55,13 @@ export function withAdminLock<T>(dbPath: string, owner: LockOwner, fn: () => T):
     let rival = false;
     for (const name of names) {
       if (name === mine) continue;
-      const other = parseOwner(name);
-      if (other !== undefined && isOwnerAlive(other)) {
+      const other = parseAdminMarker(name);
+      if (other !== undefined && !isGone(other.owner, other.lease, watch)) {
         rival = true;
+        blockedBy = name;
         continue;
       }
-      // A dead owner's (or a foreign) marker: its name is unique, so removing it cannot hit a live one.
+      // A gone owner's (or a foreign) marker: its name is unique, so removing it cannot hit a live one.
       try {
         unlinkSync(join(dir, name));
       } catch {
@@ -54,17 +69,39 @@ export function withAdminLock<T>(dbPath: string, owner: LockOwner, fn: () => T):
       }
     }
     if (!rival) {
+      let result: T;
       try {
-        return fn();
+        result = fn();
       } finally {
-        unlinkSync(marker);
+        dropMarker(marker);
       }
+      return result;
     }
-    unlinkSync(marker);
+    dropMarker(marker);
     count('admin.backoff');
-    if (Date.now() > deadline) {
-      throw new Error(`admin lock of ${dbPath} held by another process for over ${ADMIN_TIMEOUT_MS} ms`);
+    if (performance.now() - start > ADMIN_TIMEOUT_MS) {
+      throw new Error(
+        `admin lock of ${dbPath} held for over ${ADMIN_TIMEOUT_MS} ms by ${blockedBy} in ${dir}; if no agentbus process runs (here or in a container sharing this directory), remove that file`,
+      );
     }
     sleepSync(1 + Math.random() * Math.min(20, 2 + attempt));
   }
+}
+
+/** Removes this contender's marker; throws when someone else removed it (this process was stopped past the expiry). */
+function dropMarker(marker: string): void {
+  try {
+    unlinkSync(marker);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    throw new Error(`the admin lock marker ${marker} was removed by another process while held (this process was stopped for longer than the lease); the operation may have clashed with another: reopen the database`);
+  }
+}
+
+/** True when a rival's marker may be removed: its owner is certainly dead, or another realm's marker outlived the expiry. */
+function isGone(owner: LockOwner, lease: LeaseStamp | undefined, watch: LeaseWatch): boolean {
+  // This process is single-threaded and not inside the mutex now: a marker of its own is a leftover.
+  if (isThisProcess(owner)) return true;
+  const verdict = judgeLockOwner(owner, lease, false, watch, (p) => liveness.judgePid(p));
+  return verdict.state === 'dead' || verdict.state === 'expired';
 }

@@ -4,11 +4,14 @@
  * again, so a lock freed after 1 ms still costs up to 100 ms. This handler
  * sleeps in short Atomics.wait steps (no spinning) and returns as soon as the
  * lock that refused us is no longer held by a live owner, while keeping
- * SQLite's contract: give up (SQLITE_BUSY) once the busy timeout has passed
- * in wall-clock time.
+ * SQLite's contract: give up (SQLITE_BUSY) once the busy timeout has passed,
+ * measured on the monotonic clock (a wall-clock jump neither ends a wait
+ * early nor makes it run past its timeout). Waiting also renews this
+ * process's leases.
  */
 import { sleepSync } from '../../src/db/sleep-sync.js';
 import type { Refusal } from './lock-table.js';
+import { liveness } from './owner-liveness.js';
 import { count } from './vfs-stats.js';
 
 /** Step between looks at the lock table while waiting. */
@@ -38,7 +41,7 @@ export class BusyWaiter {
 
   /** The sqlite3_busy_handler callback: 1 = retry, 0 = give up. */
   handle(attempt: number): number {
-    const now = Date.now();
+    const now = performance.now();
     if (attempt === 0) this.#episodeStart = now;
     const left = this.#episodeStart + this.timeoutMs - now;
     if (left <= 0) return 0;
@@ -47,14 +50,20 @@ export class BusyWaiter {
     const until = now + Math.min(left, MAX_WAIT_MS);
     // Jitter so that waiters woken by one release do not all collide again.
     sleepSync(Math.random() * POLL_MS);
-    while (Date.now() < until) {
-      if (conflicts !== undefined && !(refusal as Refusal).record.othersHoldAny(conflicts)) break;
-      sleepSync(POLL_MS);
-      if (conflicts === undefined && Date.now() - now >= 1 + attempt) break;
+    try {
+      while (performance.now() < until) {
+        liveness.tick();
+        if (conflicts !== undefined && !(refusal as Refusal).record.othersHoldAny(conflicts, (refusal as Refusal).purpose)) break;
+        sleepSync(POLL_MS);
+        if (conflicts === undefined && performance.now() - now >= 1 + attempt) break;
+      }
+      this.#source.refreshIndexes();
+    } catch {
+      // The connection was fenced while waiting: its next file-layer call reports it.
+      return 0;
     }
-    this.#source.refreshIndexes();
     count('busy.wait');
-    count('busy.ms', Date.now() - now);
+    count('busy.ms', performance.now() - now);
     return 1;
   }
 }

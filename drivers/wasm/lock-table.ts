@@ -11,15 +11,39 @@
  * they read, so at least one sees the other; both may back off, never both
  * win. Each flag lives in its own byte, so a read racing a write sees the
  * byte either before or after, never half of it. Releasing is one pwrite.
- * Nobody ever writes another owner's record except under the admin lock when
- * the owner is dead, so a live owner's locks are never taken from it; a dead
- * owner's bytes are simply ignored, so a killed process never leaves the
- * database locked.
+ *
+ * A record also names its owner's realm and carries its lease (bytes 37 and
+ * 44..63, portable-lock-files.ts). An owner of this realm is judged by pid;
+ * one of another realm (a container, a sandbox) by its lease, which its
+ * process renews every second. A dead owner's bytes are simply ignored, so a
+ * killed process never leaves the database locked; an owner whose lease
+ * expired is first revoked (see revokeLease), then ignored, and only when a
+ * lock it holds is needed. Nobody writes another owner's record except to
+ * revoke its lease, or under the admin lock when it is gone (dead or
+ * revoked), so a live owner's locks are never taken from it.
  */
-import { closeSync, constants as fsc, fstatSync, openSync, readSync, rmdirSync, unlinkSync, writeSync } from 'node:fs';
-import { adminMarkerDir, lockTablePath, readRecordOwner, REC, RECORD_SIZE, type LockOwner } from '../../src/db/portable-lock-files.js';
+import { closeSync, constants as fsc, fstatSync, openSync, readFileSync, readSync, rmdirSync, unlinkSync, writeSync } from 'node:fs';
+import { DbError } from '../../src/db/db-error.js';
+import { judgeLockOwner, type OwnerVerdict } from '../../src/db/lock-owner-verdict.js';
+import { currentStampMs, LeaseWatch, leaseReadableAtOnce } from '../../src/db/owner-lease.js';
+import {
+  adminMarkerDir,
+  formatOwner,
+  isRevoked,
+  LOCK_BYTES,
+  lockTablePath,
+  readRecordHead,
+  REC,
+  RECORD_SIZE,
+  revokeLease,
+  writeRecordHead,
+  type LockOwner,
+  type RecordHead,
+} from '../../src/db/portable-lock-files.js';
+import { clockIsBoots } from '../../src/db/process-identity.js';
 import { withAdminLock } from './admin-lock.js';
-import { isOwnerAlive } from './owner-liveness.js';
+import { isThisProcess, liveness, type KeptLease } from './owner-liveness.js';
+import { count } from './vfs-stats.js';
 
 /** At most this many records: the table is read whole on every lock. */
 const MAX_RECORDS = 1024;
@@ -36,17 +60,39 @@ export interface Refusal {
   readonly record: LockRecord;
   /** Record byte offsets that conflicted, or undefined when no owner's bytes did. */
   readonly conflicts: readonly number[] | undefined;
+  /** What the refused lock was for (decides what an expired lease means while waiting). */
+  readonly purpose: Purpose;
 }
 
 /** u32 words per record compared to detect WAL-index pushes: identity (0..15) and the stamp. */
 const STAMP_WORDS = [0, 1, 2, 3, REC.shmStamp / 4] as const;
 
 /**
+ * Why another record's bytes are being looked at, which decides what an
+ * expired lease (another realm's owner, unrenewed for the expiry) means:
+ * - `take`: this connection needs a lock the owner holds: the lease is
+ *   revoked (see revoke) and, once revoked, its bytes are ignored;
+ * - `keep`: tidying (reusing a record, deleting the table or `-shm`, the
+ *   WAL-mode EXCLUSIVE of the last closer): only dead and revoked owners are
+ *   ignored, so an idle stopped process is not fenced for tidiness.
+ */
+export type Purpose = 'take' | 'keep';
+
+/** What the dead-man switch learns from the records that have the WAL index open. */
+export type IndexUsers = 'live' | 'none' | 'undecided';
+
+/** The judgement of one other record: does it count as holding its bytes? */
+function holdsBytes(verdict: OwnerVerdict): boolean {
+  return verdict.state !== 'dead';
+}
+
+/**
  * One connection's record in the lock table, and the operations on it.
  * Only this object writes its record (after it was claimed), so it keeps the
- * authoritative copy in memory and writes just the bytes that change.
+ * authoritative copy in memory and writes just the bytes that change; an
+ * observer writes only another record's revokedStamp (revoke()).
  */
-export class LockRecord {
+export class LockRecord implements KeptLease {
   /** The database this record locks. */
   readonly dbPath: string;
   /** Who this record says holds its locks. */
@@ -56,44 +102,55 @@ export class LockRecord {
   #fd: number;
   readonly #mine = Buffer.alloc(RECORD_SIZE);
   readonly #table = Buffer.alloc(RECORD_SIZE * MAX_RECORDS);
+  readonly #one = Buffer.alloc(RECORD_SIZE);
   #tableLength = 0;
   #stamp = 0;
+  /** The lease stamp last written into this record. */
+  #leaseStamp: number;
+  /** The revokedStamp last read back from this record. */
+  #revokedSeen: number;
+  /** Why this record must not be used any more (its lease was revoked or it was taken over). */
+  #fenced: string | undefined;
+  /** This connection's memory of other owners' lease stamps. */
+  readonly #watch = new LeaseWatch();
 
-  private constructor(dbPath: string, owner: LockOwner, fd: number, index: number) {
+  private constructor(dbPath: string, owner: LockOwner, fd: number, index: number, head: Buffer) {
     this.dbPath = dbPath;
     this.owner = owner;
     this.#fd = fd;
     this.index = index;
+    head.copy(this.#mine);
+    this.#leaseStamp = this.#mine.readUInt32LE(REC.leaseStamp);
+    this.#revokedSeen = this.#mine.readUInt32LE(REC.revokedStamp);
   }
 
-  /** Claims a free (or dead owner's) record for `owner`, under the admin lock. */
+  /** Claims a free (or dead or revoked owner's) record for `owner`, under the admin lock. */
   static claim(dbPath: string, owner: LockOwner): LockRecord {
     const path = lockTablePath(dbPath);
+    const watch = new LeaseWatch();
+    const rec = Buffer.alloc(RECORD_SIZE);
     const { fd, index } = withAdminLock(dbPath, owner, () => {
       // Opened under the admin lock: the last closer deletes the table under it too.
       const rw = openSync(path, fsc.O_RDWR | fsc.O_CREAT, 0o600);
       try {
         const size = fstatSync(rw).size;
-        const count = Math.min(MAX_RECORDS, Math.floor(size / RECORD_SIZE));
-        const buf = Buffer.alloc(count * RECORD_SIZE);
-        if (count > 0) readSync(rw, buf, 0, buf.length, 0);
+        const n = Math.min(MAX_RECORDS, Math.floor(size / RECORD_SIZE));
+        const buf = Buffer.alloc(n * RECORD_SIZE);
+        if (n > 0) readSync(rw, buf, 0, buf.length, 0);
         let chosen = -1;
-        for (let i = 0; i < count; i++) {
-          const base = i * RECORD_SIZE;
-          const pid = buf.readUInt32LE(base + REC.pid);
-          if (pid === 0 || !isOwnerAlive(readRecordOwner(buf, base))) {
+        for (let i = 0; i < n; i++) {
+          const head = readRecordHead(buf, i * RECORD_SIZE);
+          // Reuse only what is certainly free: an expired but unrevoked owner may still wake up and write its record.
+          if (head.owner.pid === 0 || judgeRecord(head, watch).state === 'dead') {
             chosen = i;
             break;
           }
         }
         if (chosen < 0) {
-          if (count >= MAX_RECORDS) throw new Error(`lock table ${path} is full (${MAX_RECORDS} live connections)`);
-          chosen = count;
+          if (n >= MAX_RECORDS) throw new Error(`lock table ${path} is full (${MAX_RECORDS} connections not known to be gone)`);
+          chosen = n;
         }
-        const rec = Buffer.alloc(RECORD_SIZE);
-        rec.writeUInt32LE(owner.pid, REC.pid);
-        rec.writeUInt32LE(owner.connection, REC.connection);
-        rec.writeDoubleLE(owner.startTime, REC.startTime);
+        writeRecordHead(rec, 0, owner, { stampMs: currentStampMs(), bootClock: clockIsBoots() });
         writeSync(rw, rec, 0, RECORD_SIZE, chosen * RECORD_SIZE);
         return { fd: rw, index: chosen };
       } catch (error) {
@@ -101,11 +158,34 @@ export class LockRecord {
         throw error;
       }
     });
-    const record = new LockRecord(dbPath, owner, fd, index);
-    record.#mine.writeUInt32LE(owner.pid, REC.pid);
-    record.#mine.writeUInt32LE(owner.connection, REC.connection);
-    record.#mine.writeDoubleLE(owner.startTime, REC.startTime);
+    const record = new LockRecord(dbPath, owner, fd, index, rec);
+    liveness.keep(record);
     return record;
+  }
+
+  /**
+   * Refuses to open `dbPath` while its lock table holds a record of an older
+   * agentbus (no realm, no lease) whose process this one cannot see: it may
+   * run in another pid namespace, where it cannot see this version's locks
+   * either, or it crashed; neither can be told apart, so nothing is guessed.
+   */
+  static refuseUnjudgeable(dbPath: string): void {
+    let buf: Buffer;
+    try {
+      buf = readFileSync(lockTablePath(dbPath));
+    } catch {
+      return;
+    }
+    const watch = new LeaseWatch();
+    for (let base = 0; base + RECORD_SIZE <= buf.length; base += RECORD_SIZE) {
+      const head = readRecordHead(buf, base);
+      if (head.owner.pid === 0 || head.leased) continue;
+      if (judgeRecord(head, watch).state !== 'unknown') continue;
+      throw new DbError(
+        'lock_owner_unknown',
+        `${lockTablePath(dbPath)} holds a lock of pid ${head.owner.pid} written by an older agentbus, which records no pid namespace, and no such process runs in this one: it crashed, or it runs in a container or sandbox where it cannot see this version's locks. Stop every older agentbus process (upgrade them), then, with no agentbus process running anywhere on this directory, delete ${lockTablePath(dbPath)} and ${adminMarkerDir(dbPath)}`,
+      );
+    }
   }
 
   /** True when this record holds the byte at `offset`. */
@@ -121,23 +201,26 @@ export class LockRecord {
 
   /**
    * Dekker's handshake: sets bytes [from, from+count), reads the table, and
-   * keeps them only when no live other record has any byte of `conflicts`
-   * (offsets) set. Returns true when taken.
+   * keeps them only when no other record that counts (see Purpose) has any
+   * byte of `conflicts` (offsets) set. Returns true when taken.
    */
-  tryTake(from: number, count: number, conflicts: readonly number[]): boolean {
+  tryTake(from: number, count: number, conflicts: readonly number[], purpose: Purpose = 'take'): boolean {
     this.write(from, count, 1);
-    if (!this.othersHoldAny(conflicts)) return true;
+    if (!this.othersHoldAny(conflicts, purpose)) return true;
     this.write(from, count, 0);
     return false;
   }
 
-  /** The Refusal of a lock of this record that `conflicts` (offsets, or undefined) kept from being granted. */
-  refused(conflicts: readonly number[] | undefined): Refusal {
-    return { record: this, conflicts };
+  /**
+   * The Refusal of a lock of this record that `conflicts` (offsets, or
+   * undefined) kept from being granted, asked for `purpose`.
+   */
+  refused(conflicts: readonly number[] | undefined, purpose: Purpose = 'take'): Refusal {
+    return { record: this, conflicts, purpose };
   }
 
-  /** Reads the table and reports whether a live other record holds any of `offsets`. */
-  othersHoldAny(offsets: readonly number[]): boolean {
+  /** Reads the table and reports whether another record that counts for `purpose` holds any of `offsets`. */
+  othersHoldAny(offsets: readonly number[], purpose: Purpose = 'take'): boolean {
     this.#refresh();
     const table = this.#table;
     const end = this.#tableLength;
@@ -152,9 +235,112 @@ export class LockRecord {
       }
       if (!hit) continue;
       if (table.readUInt32LE(base + REC.pid) === 0) continue;
-      if (isOwnerAlive(readRecordOwner(table, base))) return true;
+      if (this.#counts(base, purpose)) return true;
     }
     return false;
+  }
+
+  /** Whether the other record at `base` (as last read) counts as holding its bytes for `purpose`. */
+  #counts(base: number, purpose: Purpose): boolean {
+    const head = readRecordHead(this.#table, base);
+    const verdict = judgeRecord(head, this.#watch);
+    if (verdict.state !== 'expired') return holdsBytes(verdict);
+    if (purpose === 'keep') return true;
+    return !this.#revoke(base, head);
+  }
+
+  /** Revokes the expired lease of the record at `base` (portable-lock-files.ts, revokeLease); true when revoked. */
+  #revoke(base: number, head: RecordHead): boolean {
+    if (!revokeLease(this.#fd, base, head, this.#one)) return false;
+    this.#one.copy(this.#table, base, 0, RECORD_SIZE);
+    count('lease.revoked');
+    return true;
+  }
+
+  /**
+   * For the dead-man switch: whether any other connection has the WAL index
+   * open. Expired owners are revoked only when no other owner lives (then the
+   * index is rebuilt, and a stopped owner must not wake up to it unawares);
+   * while one lives the index is kept and nobody needs revoking.
+   * `undecided` while the only candidates are owners whose lease this
+   * connection cannot date yet (clocks not comparable, no renewal seen, not
+   * yet watched for the expiry): the caller waits and asks again.
+   */
+  indexUsers(): IndexUsers {
+    this.#refresh();
+    const table = this.#table;
+    let undecided = false;
+    const expired: { base: number; head: RecordHead }[] = [];
+    for (let base = 0; base < this.#tableLength; base += RECORD_SIZE) {
+      if (base === this.index * RECORD_SIZE || table[base + REC.shmOpen] === 0 || table.readUInt32LE(base + REC.pid) === 0) continue;
+      const head = readRecordHead(table, base);
+      const verdict = judgeRecord(head, this.#watch);
+      if (verdict.state === 'dead') continue;
+      if (verdict.state === 'expired') {
+        expired.push({ base, head });
+        continue;
+      }
+      if (verdict.state === 'alive' && verdict.by === 'lease' && !this.#watch.sawRenewal(formatOwner(head.owner)) && !leaseDatable(head)) {
+        undecided = true;
+        continue;
+      }
+      return 'live';
+    }
+    if (undecided) return 'undecided';
+    for (const { base, head } of expired) if (!this.#revoke(base, head)) return 'live';
+    return 'none';
+  }
+
+  /**
+   * KeptLease: writes `stampMs` as this record's lease stamp, then reads the
+   * record back: fenced when it was taken over or its lease was revoked.
+   */
+  renewLease(stampMs: number): string | undefined {
+    if (this.#fd < 0 || this.#fenced !== undefined) return this.#fenced;
+    const previous = this.#leaseStamp;
+    let stamp = stampMs >>> 0;
+    // Never write the value an observer wrote as revoked: that would read as a revocation.
+    if (stamp === this.#revokedSeen) stamp = (stamp + 1) >>> 0;
+    if (stamp === previous) return undefined;
+    this.#mine.writeUInt32LE(stamp, REC.leaseStamp);
+    writeSync(this.#fd, this.#mine, REC.leaseStamp, 4, this.index * RECORD_SIZE + REC.leaseStamp);
+    this.#leaseStamp = stamp;
+    const one = this.#one;
+    const got = readSync(this.#fd, one, 0, RECORD_SIZE, this.index * RECORD_SIZE);
+    const problem = got < RECORD_SIZE ? 'its lock record is gone' : this.#selfProblem(one, 0, previous);
+    if (problem !== undefined) {
+      if (got === RECORD_SIZE && one.readUInt32LE(REC.pid) === this.owner.pid && one.readUInt32LE(REC.connection) === this.owner.connection) {
+        // Revoked: the stamp just written would make the record look alive again; revoke it anew.
+        one.writeUInt32LE(stamp, REC.revokedStamp);
+        writeSync(this.#fd, one, REC.revokedStamp, 4, this.index * RECORD_SIZE + REC.revokedStamp);
+      }
+      return this.#fence(problem);
+    }
+    this.#revokedSeen = one.readUInt32LE(REC.revokedStamp);
+    return undefined;
+  }
+
+  /** Why the copy of this record at `buf[base]` says it is no longer ours; `stamp`: our stamp as of that copy. */
+  #selfProblem(buf: Buffer, base: number, stamp: number): string | undefined {
+    if (buf.readUInt32LE(base + REC.pid) !== this.owner.pid || buf.readUInt32LE(base + REC.connection) !== this.owner.connection) {
+      return 'its lock record was taken over';
+    }
+    if (buf.readUInt32LE(base + REC.revokedStamp) === stamp) {
+      return `its lease was revoked by another process (this process was stopped or starved for longer than the lease)`;
+    }
+    return undefined;
+  }
+
+  #fence(reason: string): string {
+    const full = `the lock of ${this.dbPath} held by this process (pid ${this.owner.pid}, connection ${this.owner.connection}) was lost: ${reason}; close and reopen the database`;
+    this.#fenced = full;
+    liveness.fence(this.dbPath, full);
+    return full;
+  }
+
+  /** Why this record may not be used any more; undefined while it may. */
+  get fenced(): string | undefined {
+    return this.#fenced;
   }
 
   /** Re-reads the whole table (one pread). */
@@ -210,31 +396,41 @@ export class LockRecord {
   }
 
   #refresh(): void {
+    if (this.#fenced !== undefined) throw new Error(this.#fenced);
     const n = readSync(this.#fd, this.#table, 0, this.#table.length, 0);
     this.#tableLength = n - (n % RECORD_SIZE);
+    // Our own record comes with every read: a revocation or a take-over is noticed at the next lock.
+    const base = this.index * RECORD_SIZE;
+    const problem = base + RECORD_SIZE > this.#tableLength ? 'its lock record is gone' : this.#selfProblem(this.#table, base, this.#leaseStamp);
+    if (problem !== undefined) throw new Error(this.#fence(problem));
   }
 
   /**
    * Clears every lock byte and gives the record back, under the admin lock.
-   * The last live connection removes the table and the admin folder, so a
-   * closed database leaves only SQLite's own files behind.
+   * The last connection that counts removes the table and the admin folder,
+   * so a closed database leaves only SQLite's own files behind. A fenced
+   * record is left as it is: it may belong to someone else by now.
    */
   release(): void {
     if (this.#fd < 0) return;
+    liveness.release(this);
     try {
+      if (this.#fenced !== undefined) return;
       // Own lock bytes may always be cleared; only the identity needs the admin lock.
-      this.write(REC.dbShared, RECORD_SIZE - REC.dbShared, 0);
+      this.write(LOCK_BYTES.from, LOCK_BYTES.count, 0);
       withAdminLock(this.dbPath, this.owner, () => {
         writeSync(this.#fd, Buffer.alloc(RECORD_SIZE), 0, RECORD_SIZE, this.index * RECORD_SIZE);
-        this.#refresh();
-        let othersAlive = false;
+        const n = readSync(this.#fd, this.#table, 0, this.#table.length, 0);
+        this.#tableLength = n - (n % RECORD_SIZE);
+        let othersCount = false;
         for (let base = 0; base < this.#tableLength; base += RECORD_SIZE) {
-          if (this.#table.readUInt32LE(base + REC.pid) !== 0 && isOwnerAlive(readRecordOwner(this.#table, base))) {
-            othersAlive = true;
+          if (base === this.index * RECORD_SIZE || this.#table.readUInt32LE(base + REC.pid) === 0) continue;
+          if (this.#counts(base, 'keep')) {
+            othersCount = true;
             break;
           }
         }
-        if (!othersAlive) {
+        if (!othersCount) {
           try {
             unlinkSync(lockTablePath(this.dbPath));
           } catch {
@@ -252,4 +448,18 @@ export class LockRecord {
       // Another process is using it, or it is gone.
     }
   }
+}
+
+/** Judges another record's owner (never this connection's own record). */
+function judgeRecord(head: RecordHead, watch: LeaseWatch): OwnerVerdict {
+  if (isThisProcess(head.owner)) {
+    // One of this process's own connections: alive while that connection is open.
+    return liveness.isOpenConnection(head.owner.connection) ? { state: 'alive', by: 'pid' } : { state: 'dead', by: 'pid' };
+  }
+  return judgeLockOwner(head.owner, head.leased ? head.lease : undefined, isRevoked(head), watch, (p) => liveness.judgePid(p));
+}
+
+/** True when the lease's age is known without watching (same boot, comparable clocks). */
+function leaseDatable(head: RecordHead): boolean {
+  return leaseReadableAtOnce(head.lease);
 }

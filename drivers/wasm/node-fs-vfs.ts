@@ -27,7 +27,7 @@ import { sleepSync } from '../../src/db/sleep-sync.js';
 import { LockRecord, type Refusal } from './lock-table.js';
 import { DatabaseLock } from './portable-locks.js';
 import { ShmIndex } from './shm-index.js';
-import { closeConnectionNumber, openConnectionNumber, selfOwner } from './owner-liveness.js';
+import { closeConnectionNumber, liveness, openConnectionNumber, selfOwner } from './owner-liveness.js';
 import {
   SQLITE_BUSY,
   SQLITE_CANTOPEN,
@@ -89,6 +89,18 @@ interface OpenFile {
   readonly lock?: DatabaseLock;
   /** For main databases in WAL mode: the shared WAL index. */
   shm?: ShmIndex;
+  /** The database this file belongs to (main, `-wal`, `-journal`); undefined for temporary files. */
+  readonly dbPath: string | undefined;
+  /** When it was opened, for fencing (owner-liveness.ts): files opened before a fence stay fenced. */
+  readonly generation: number;
+}
+
+/** The database a file of SQLite's belongs to, by its name. */
+function databaseOf(path: string, flags: number, anonymous: boolean): string | undefined {
+  if (anonymous) return undefined;
+  if (flags & OPEN_MAIN_DB) return path;
+  for (const suffix of ['-wal', '-journal']) if (path.endsWith(suffix)) return path.slice(0, -suffix.length);
+  return undefined;
 }
 
 const debug = process.env.AGENTBUS_WASM_DEBUG === '1';
@@ -198,10 +210,18 @@ export class NodeFsVfs {
     for (const index of this.#indexes) if (!index.holdsSlot()) index.refresh();
   }
 
-  /** The open file behind a sqlite3_file pointer; throws for one this layer did not open. */
+  /**
+   * The open file behind a sqlite3_file pointer; throws for one this layer
+   * did not open, and for a fenced one. Every wrapped file method comes
+   * through here, so it also renews this process's leases when due (a long
+   * statement keeps them alive).
+   */
   fileOf(pFile: number): OpenFile {
     const f = this.#files.get(pFile);
     if (f === undefined) throw new Error(`unknown sqlite3_file ${pFile}`);
+    liveness.tick();
+    const fenced = liveness.fencedReason(f.dbPath, f.generation);
+    if (fenced !== undefined) throw new Error(fenced);
     return f;
   }
 
@@ -392,9 +412,13 @@ export class NodeFsVfs {
   close(pFile: number): number {
     const f = this.remove(pFile);
     if (f === undefined) return SQLITE_OK;
+    // A fenced connection writes nothing more: its locks may be someone else's by now.
+    const fenced = liveness.fencedReason(f.dbPath, f.generation) !== undefined;
     let rc = this.#enter();
     try {
-      this.removeIndex(f)?.unmap(false);
+      const shm = this.removeIndex(f);
+      if (fenced) shm?.forget();
+      else shm?.unmap(false);
     } catch (error) {
       rc = this.failed('xClose', error, SQLITE_IOERR, f.path);
     }
@@ -585,6 +609,7 @@ export function installNodeFsVfs(sqlite3: Sqlite3): NodeFsVfs {
       layer.enterDeferred();
       // Trap 1: SQLite may read the WAL index without a lock after sleeping; make that read fresh.
       try {
+        liveness.tick();
         layer.refreshIndexes();
       } catch {
         // A failed refresh only means the next lock will pull.
@@ -670,9 +695,10 @@ export function installNodeFsVfs(sqlite3: Sqlite3): NodeFsVfs {
         closeSync(fd);
         return SQLITE_CANTOPEN;
       }
-      file = { fd, path, flags, deleteOnClose: false, connection, record, lock: new DatabaseLock(record) };
+      file = { fd, path, flags, deleteOnClose: false, connection, record, lock: new DatabaseLock(record), dbPath: path, generation: liveness.nextGeneration() };
     } else {
-      file = { fd, path, flags, deleteOnClose: !anonymous && (flags & OPEN_DELETEONCLOSE) !== 0 };
+      const deleteOnClose = !anonymous && (flags & OPEN_DELETEONCLOSE) !== 0;
+      file = { fd, path, flags, deleteOnClose, dbPath: databaseOf(path, flags, anonymous), generation: liveness.nextGeneration() };
     }
     layer.add(pFile, file);
     wasm.pokePtr(pFile, ioMethods.pointer);

@@ -68,7 +68,10 @@ export class DatabaseLock {
       if (!rec.tryTake(REC.dbPending, 1, CONFLICTS_PENDING)) return rec.refused(CONFLICTS_PENDING);
       this.level = LOCK.PENDING;
     }
-    if (!rec.tryTake(REC.dbExclusive, 1, CONFLICTS_EXCLUSIVE)) return rec.refused(CONFLICTS_EXCLUSIVE);
+    // In WAL mode (hooks installed) only the last closer and journal-mode switches reach EXCLUSIVE, and
+    // every connection holds SHARED for life: tidying, so a stopped process of another realm is not revoked for it.
+    const purpose = this.#hooks === undefined ? 'take' : 'keep';
+    if (!rec.tryTake(REC.dbExclusive, 1, CONFLICTS_EXCLUSIVE, purpose)) return rec.refused(CONFLICTS_EXCLUSIVE, purpose);
     this.level = LOCK.EXCLUSIVE;
     this.#hooks?.onExclusive();
     return undefined;

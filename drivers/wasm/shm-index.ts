@@ -40,6 +40,7 @@ import { withAdminLock } from './admin-lock.js';
 import { REC } from '../../src/db/portable-lock-files.js';
 import { LockRecord, type Refusal } from './lock-table.js';
 import { count } from './vfs-stats.js';
+import { sleepSync } from '../../src/db/sleep-sync.js';
 
 /** The wasm heap access the index needs. */
 export interface WasmHeap {
@@ -53,6 +54,8 @@ export interface WasmHeap {
   dealloc(p: number): void;
 }
 
+/** Step between looks at owners the dead-man switch cannot date yet (they renew every second if alive). */
+const DMS_WATCH_STEP_MS = 100;
 const REGION = 32768;
 const WORDS = REGION / 4;
 /** Word offsets in region 0. */
@@ -141,9 +144,14 @@ export class ShmIndex {
 
   /**
    * Opens `<db>-shm` and applies the dead-man switch: under the admin lock,
-   * when no live connection anywhere has the index open, the file is emptied
+   * when no other connection anywhere has the index open, the file is emptied
    * so SQLite rebuilds the index from the WAL instead of trusting what a
-   * crashed process left.
+   * crashed process (or a previous boot) left. "No other" must be certain: a
+   * live owner may be half-way through a push. Owners of another realm count
+   * while their lease runs; an expired one is revoked first (it fences itself
+   * if it wakes up). One whose lease cannot be dated yet (a previous boot, a
+   * time namespace: clocks not comparable) is watched, outside the admin
+   * lock, until it renews (it lives: keep the index) or its lease expires.
    */
   constructor(heap: WasmHeap, record: LockRecord) {
     this.#heap = heap;
@@ -151,10 +159,18 @@ export class ShmIndex {
     this.#path = shmPath(record.dbPath);
     this.#fd = openSync(this.#path, fsc.O_RDWR | fsc.O_CREAT, 0o600);
     try {
-      withAdminLock(record.dbPath, record.owner, () => {
-        if (!record.othersHoldAny([REC.shmOpen])) ftruncateSync(this.#fd, 0);
-        record.write(REC.shmOpen, 1, 1);
-      });
+      for (;;) {
+        const decided = withAdminLock(record.dbPath, record.owner, () => {
+          const users = record.indexUsers();
+          if (users === 'undecided') return false;
+          if (users === 'none') ftruncateSync(this.#fd, 0);
+          record.write(REC.shmOpen, 1, 1);
+          return true;
+        });
+        if (decided) break;
+        count('shm.dms.watch');
+        sleepSync(DMS_WATCH_STEP_MS);
+      }
     } catch (error) {
       closeSync(this.#fd);
       throw error;
@@ -261,8 +277,9 @@ export class ShmIndex {
     return false;
   }
 
-  /** Brings the private copy up to date with the file (pushing own changes first). */
+  /** Brings the private copy up to date with the file (pushing own changes first); nothing once fenced. */
   refresh(): void {
+    if (this.#record.fenced !== undefined) return;
     this.pull(false);
   }
 
@@ -396,6 +413,8 @@ export class ShmIndex {
    * order). Only the area the held locks allow SQLite to write is compared.
    */
   push(): void {
+    const fenced = this.#record.fenced;
+    if (fenced !== undefined) throw new Error(fenced);
     const scope = this.#dirty;
     if (this.#regions.length === 0 || scope === SCOPE_NONE) return;
     let wrote = false;
@@ -457,6 +476,15 @@ export class ShmIndex {
     return true;
   }
 
+  /** Frees the private copy and closes the file without writing anything (a fenced connection closing). */
+  forget(): void {
+    if (this.#fd < 0) return;
+    for (const r of this.#regions) this.#heap.dealloc(r.ptr);
+    this.#regions.length = 0;
+    closeSync(this.#fd);
+    this.#fd = -1;
+  }
+
   /** xShmUnmap: frees the private copy; deletes the file when asked and nobody else has it open. */
   unmap(deleteFlag: boolean): void {
     if (this.#fd < 0) return;
@@ -466,7 +494,7 @@ export class ShmIndex {
     try {
       withAdminLock(record.dbPath, record.owner, () => {
         record.write(REC.shmOpen, 1, 0);
-        if (deleteFlag && !record.othersHoldAny([REC.shmOpen])) {
+        if (deleteFlag && !record.othersHoldAny([REC.shmOpen], 'keep')) {
           try {
             unlinkSync(this.#path);
           } catch {

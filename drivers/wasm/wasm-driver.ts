@@ -9,6 +9,8 @@ import { DbError } from '../../src/db/db-error.js';
 import { loadSqlite3, type Sqlite3 } from './sqlite-runtime.js';
 import { installNodeFsVfs, type NodeFsVfs } from './node-fs-vfs.js';
 import { WasmConnection } from './wasm-connection.js';
+import { LockRecord } from './lock-table.js';
+import { resolve } from 'node:path';
 
 /** Loads the wasm module and registers the file layer, or says why it cannot. Never throws. */
 export async function loadWasmDriver(): Promise<DriverLoadResult> {
@@ -31,6 +33,7 @@ export async function loadWasmDriver(): Promise<DriverLoadResult> {
     capabilities,
     open(path: string, options: OpenOptions): Connection {
       if (typeof path !== 'string' || path === '') throw new DbError('cantopen', 'a database path is required');
+      LockRecord.refuseUnjudgeable(resolve(path));
       return WasmConnection.open(sqlite3, vfs, path, options, capabilities);
     },
   };

@@ -1,9 +1,10 @@
 /**
  * `agentbus doctor`: checks what can go wrong outside the bus's own logic —
  * the config, the data directory's permissions, the file's lock protocol and
- * integrity, stale locks of dead processes — and says how to fix each. Exits
+ * integrity, stale locks — and says how to fix each. Exits
  * 1 when any check finds a problem. Stale locks are cleared only with `--fix`
- * or a "yes" on a terminal, and only those whose owner is dead.
+ * or a "yes" on a terminal, and only those whose owner is certainly dead or
+ * whose lease expired (docs/drivers.md).
  */
 import { accessSync, constants, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
@@ -13,10 +14,9 @@ import { readFileState } from '../db/file-header.js';
 import { changeDriverSetting, DRIVER_FOR_PROTOCOL, loadDriver } from '../db/select-driver.js';
 import { commandConfig, flagSet } from './cli-config.js';
 import type { CliIo } from './cli-io.js';
-import { confirm } from './confirm.js';
 import { formatBytes, table } from './format.js';
 import { integrityProblems } from '../db/integrity.js';
-import { clearStaleLocks, surveyLocks, type LockEntry } from './lock-files.js';
+import { checkLocks } from './doctor-locks.js';
 import { progressFor } from './progress.js';
 import { newDatabaseCheck } from './new-database-driver.js';
 
@@ -84,10 +84,6 @@ function checkDataDir(dir: string): Check {
     return { name: 'data_directory', status: 'warn', message: `${dir} is mode ${modeText(st.mode)}: other users can reach the bus; chmod 700 ${dir}` };
   }
   return { name: 'data_directory', status: 'ok', message: `${dir} (mode ${modeText(st.mode)}, yours)` };
-}
-
-function describeLock(entry: LockEntry): string {
-  return `${entry.kind.replace('_', ' ')} of dead pid ${entry.pid || '?'} (${entry.path})`;
 }
 
 interface DatabaseChecks {
@@ -165,39 +161,6 @@ async function checkDatabase(io: CliIo, config: Config | undefined, path: string
         },
   );
   return { checks };
-}
-
-async function checkLocks(io: CliIo, flags: Record<string, unknown>, path: string, protocol: string | undefined): Promise<Check> {
-  const now = io.clock.now();
-  const entries = surveyLocks(path, now).entries;
-  const live = entries.filter((e) => e.alive && e.kind === 'lock_record');
-  if (protocol === 'posix' && live.length > 0) {
-    return {
-      name: 'stale_locks',
-      status: 'problem',
-      message: `a portable-protocol (wasm) process, pid ${live[0]?.pid}, has this posix database open: the protocols must never share a file; stop it and set driver to auto or native`,
-    };
-  }
-  const stale = entries.filter((e) => !e.alive);
-  if (stale.length === 0) return { name: 'stale_locks', status: 'ok', message: 'none' };
-  const listing = stale.map(describeLock).join('; ');
-  let clear = flagSet(flags, 'fix');
-  if (!clear && io.stdinIsTty) {
-    io.stderr.write(`found ${stale.length} stale lock(s): ${listing}\n`);
-    clear = await confirm(io, 'Clear the stale locks (their owners are dead)?');
-  }
-  if (!clear) {
-    return { name: 'stale_locks', status: 'problem', message: `${stale.length} stale lock(s): ${listing}; run \`agentbus doctor --fix\` to clear them` };
-  }
-  const report = clearStaleLocks(path, now);
-  if (report.kept.length > 0) {
-    return {
-      name: 'stale_locks',
-      status: 'warn',
-      message: `cleared ${report.cleared.length}; kept ${report.kept.length} dead record(s) in the lock table: ${report.kept[0]?.reason}`,
-    };
-  }
-  return { name: 'stale_locks', status: 'fixed', message: `cleared ${report.cleared.length} stale lock(s): ${report.cleared.map(describeLock).join('; ')}` };
 }
 
 /** Runs every check; never throws for what it checks. */

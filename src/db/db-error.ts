@@ -46,6 +46,8 @@ export type DbErrorCode =
   | 'setup_timeout'
   /** Other processes have the file open, so an operation that needs it to itself (converting, restoring) refused. */
   | 'in_use'
+  /** A lock file names an owner this process cannot judge (an older agentbus, not visible here): refused rather than guessed. */
+  | 'lock_owner_unknown'
   /** Any other SQLite error. */
   | 'error';
 

@@ -6,14 +6,17 @@
  *   any platform, any pid namespace (opener-registry.ts);
  * - open file handles: any process of this user, agentbus or not, through
  *   /proc (Linux) or lsof (elsewhere) (open-files.ts);
- * - the portable lock table: live wasm connections (portable-lock-files.ts).
+ * - the portable lock table: wasm connections not certainly gone, of any realm
+ *   (portable-lock-files.ts, judged by lock-owner-verdict.ts).
  * Holders are merged per process, so each is named once.
  */
 import { readFileSync, realpathSync } from 'node:fs';
 import { liveOpeners } from './opener-registry.js';
 import { processesHolding, type OpenFilesMethod } from './open-files.js';
-import { lockTablePath, readRecordOwner, RECORD_SIZE } from './portable-lock-files.js';
-import { currentProcess, describeProcess, isCertainlyDead, sameRealm, type ProcessIdentity } from './process-identity.js';
+import { judgeLockOwner } from './lock-owner-verdict.js';
+import { LeaseWatch } from './owner-lease.js';
+import { isRevoked, lockTablePath, ownerProcess, readRecordHead, RECORD_SIZE } from './portable-lock-files.js';
+import { currentProcess, describeProcess, sameRealm, type ProcessIdentity } from './process-identity.js';
 
 export interface FileHolder {
   /** The process, as far as known (realm undefined when only its pid is known). */
@@ -44,12 +47,15 @@ function lockTableOwners(dbPath: string): ProcessIdentity[] {
     return [];
   }
   const owners: ProcessIdentity[] = [];
+  const watch = new LeaseWatch();
   for (let base = 0; base + RECORD_SIZE <= buf.length; base += RECORD_SIZE) {
-    const { pid, startTime } = readRecordOwner(buf, base);
-    if (pid === 0) continue;
-    // Records carry no realm: they are written and read on one host and pid namespace.
-    const owner = { pid, startTime, realm: currentProcess().realm };
-    if (!isCertainlyDead(owner)) owners.push(owner);
+    const head = readRecordHead(buf, base);
+    if (head.owner.pid === 0) continue;
+    // Judged as the driver judges it (lock-owner-verdict.ts): only a certainly gone owner is left
+    // out; one of another realm holds while its lease runs, and an expired or unjudgeable one is
+    // not certainly gone either.
+    const verdict = judgeLockOwner(head.owner, head.leased ? head.lease : undefined, isRevoked(head), watch);
+    if (verdict.state !== 'dead') owners.push(ownerProcess(head.owner));
   }
   return owners;
 }

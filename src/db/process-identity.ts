@@ -62,6 +62,27 @@ interface SelfView {
   readonly identity: ProcessIdentity;
   /** True when /proc shows this process's own pid namespace, so other pids in it can be looked up. */
   readonly procIsOwn: boolean;
+  /** True when this process's CLOCK_MONOTONIC is the boot's own (no time namespace moved it). */
+  readonly clockIsBoots: boolean;
+}
+
+/** The time namespace every process starts in (PROC_TIME_INIT_INO in the kernel). */
+const INITIAL_TIME_NAMESPACE = 0xeffffffa;
+
+/**
+ * Whether CLOCK_MONOTONIC here is the boot's own: true in the initial time
+ * namespace, and on kernels without time namespaces (no /proc/self/ns/time,
+ * before Linux 5.6) where nothing can move it; false when /proc cannot tell.
+ */
+function readClockIsBoots(procIsOwn: boolean): boolean {
+  if (process.platform !== 'linux') return true;
+  if (!procIsOwn) return false;
+  try {
+    const m = /^time:\[(\d+)\]$/.exec(readlinkSync('/proc/self/ns/time'));
+    return m !== null && Number(m[1]) === INITIAL_TIME_NAMESPACE;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT';
+  }
 }
 
 function readBootId(): string | undefined {
@@ -99,7 +120,8 @@ function readSelf(): SelfView {
   let realm: ProcessRealm | undefined;
   if (bootId !== undefined && pidNamespace !== undefined) realm = { boot: bootId, pidNamespace };
   else if (process.platform !== 'linux') realm = { boot: `host:${hostname()}`, pidNamespace: 0 };
-  return { identity: { pid, startTime: stat?.startTime ?? 0, realm }, procIsOwn: procIsOwn && stat !== undefined };
+  const ownProc = procIsOwn && stat !== undefined;
+  return { identity: { pid, startTime: stat?.startTime ?? 0, realm }, procIsOwn: ownProc, clockIsBoots: readClockIsBoots(ownProc) };
 }
 
 let self: SelfView | undefined;
@@ -112,6 +134,24 @@ function selfView(): SelfView {
 /** This process's identity; computed once. */
 export function currentProcess(): ProcessIdentity {
   return selfView().identity;
+}
+
+/**
+ * Milliseconds on the kernel's CLOCK_MONOTONIC (libuv's hrtime), which every
+ * process of one boot shares unless a time namespace offsets it. Never jumps
+ * with the wall clock. Lease stamps are written on this clock.
+ */
+export function monotonicMs(): number {
+  return Number(process.hrtime.bigint() / 1_000_000n);
+}
+
+/**
+ * True when this process's monotonic clock is the boot's own, so a stamp it
+ * writes can be compared by any other process of the same boot whose clock is
+ * the boot's own too.
+ */
+export function clockIsBoots(): boolean {
+  return selfView().clockIsBoots;
 }
 
 /** True when both realms are known and equal. */

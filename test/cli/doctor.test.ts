@@ -1,16 +1,36 @@
-import { copyFileSync, existsSync, mkdirSync, openSync, closeSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, openSync, closeSync, readFileSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { currentProcess, formatProcessIdentity } from '../../src/db/process-identity.js';
+import { currentStampMs, LEASE_EXPIRY_MS } from '../../src/db/owner-lease.js';
+import { REC, RECORD_SIZE, writeRecordHead, type LockOwner } from '../../src/db/portable-lock-files.js';
+import { clockIsBoots, currentProcess, formatProcessIdentity } from '../../src/db/process-identity.js';
+import { fixturePath } from '../support/child-process.js';
 import { startMcp } from '../support/mcp-process.js';
 import { withoutNodeSqlite } from '../support/node-versions.js';
-import { testDriver, tempDir } from '../support/test-driver.js';
+import { ownNamespacePrefix, pidNamespacesUnavailable } from '../support/pid-namespace.js';
+import { openTestDatabase, testDriver, testDriverName, tempDir } from '../support/test-driver.js';
 import { jsonOf, prepareCliDir, runCli, waitForPidExit } from './cli-process.js';
 
 type Json = Record<string, any>;
 
 /** A pid above Linux's pid_max (2^22): no process can have it. */
 const DEAD_PID = 4_194_305;
+
+/** A lock-table record as the wasm driver writes it, for `owner`, lease stamped `ageMs` ago. */
+function lockRecord(owner: LockOwner, ageMs = 0): Buffer {
+  const record = Buffer.alloc(RECORD_SIZE);
+  writeRecordHead(record, 0, owner, { stampMs: (currentStampMs() - ageMs) >>> 0, bootClock: clockIsBoots() });
+  record[REC.dbShared] = 1;
+  return record;
+}
+
+/** An owner in a pid namespace other than this process's, on this machine (same boot). */
+function foreignOwner(pid: number): LockOwner {
+  const me = currentProcess().realm;
+  if (me === undefined) throw new Error('this test needs /proc (Linux)');
+  return { pid, startTime: 777, connection: 1, realm: { boot: me.boot, pidNamespace: me.pidNamespace + 1 } };
+}
 
 function check(report: Json, name: string): Json {
   return report.checks.find((c: Json) => c.name === name);
@@ -87,11 +107,7 @@ describe('agentbus doctor', () => {
     mkdirSync(`${db}.setup-lock`);
     // An owner of this machine and pid namespace that no longer runs: certainly dead.
     writeFileSync(`${db}.setup-lock/owner`, formatProcessIdentity({ pid: DEAD_PID, startTime: 12345, realm: currentProcess().realm }));
-    const record = Buffer.alloc(64);
-    record.writeUInt32LE(DEAD_PID, 0);
-    record.writeUInt32LE(1, 4);
-    record.writeDoubleLE(12345, 8);
-    writeFileSync(`${db}-locks`, record);
+    writeFileSync(`${db}-locks`, lockRecord({ pid: DEAD_PID, startTime: 12345, connection: 1, realm: currentProcess().realm }));
 
     const found = await runCli(dir, ['doctor', '--json']);
     expect(found.code).toBe(1);
@@ -151,11 +167,8 @@ describe('agentbus doctor', () => {
     const dir = tempDir();
     await createdBus(dir);
     const db = join(dir, 'agentbus.db');
-    const record = Buffer.alloc(64);
-    record.writeUInt32LE(process.pid, 0); // the test runner: alive
-    record.writeUInt32LE(1, 4);
-    record.writeDoubleLE(0, 8);
-    writeFileSync(`${db}-locks`, record);
+    // The test runner: alive.
+    writeFileSync(`${db}-locks`, lockRecord({ pid: process.pid, startTime: currentProcess().startTime, connection: 1, realm: currentProcess().realm }));
     const run = await runCli(dir, ['doctor', '--json', '--fix']);
     const locks = check(jsonOf(run), 'stale_locks');
     if ((await testDriver()).capabilities.lockProtocol === 'posix') {
@@ -168,4 +181,92 @@ describe('agentbus doctor', () => {
     }
     expect(existsSync(`${db}-locks`)).toBe(true); // a live owner's lock is never cleared
   });
+
+  it('judges a lock of a process in another pid namespace by its lease: live while renewed (kept by --fix), stale once expired (--fix revokes it)', async () => {
+    const dir = tempDir();
+    await createdBus(dir);
+    const db = join(dir, 'agentbus.db');
+    // pid 1 of another namespace: in this one, pid 1 is init and alive, and must not be mistaken for it.
+    const record = lockRecord(foreignOwner(1));
+    writeFileSync(`${db}-locks`, record);
+    const portable = (await testDriver()).capabilities.lockProtocol === 'portable';
+    const live = await runCli(dir, ['doctor', '--json', '--fix']);
+    const liveCheck = check(jsonOf(live), 'stale_locks');
+    // On a posix file any live portable-protocol process is a problem of its own.
+    expect(liveCheck.status).toBe(portable ? 'ok' : 'problem');
+    expect(liveCheck.message).toMatch(/pid 1 in another pid namespace or machine, lease last renewed [0-9.]+ s ago/);
+    // Untouched (doctor's own connection, if it has one, used and freed a record of its own).
+    expect(readFileSync(`${db}-locks`).subarray(0, RECORD_SIZE)).toEqual(record);
+
+    writeFileSync(`${db}-locks`, lockRecord(foreignOwner(1), LEASE_EXPIRY_MS + 10_000));
+    const found = await runCli(dir, ['doctor', '--json']);
+    expect(found.code).toBe(1);
+    const stale = check(jsonOf(found), 'stale_locks');
+    expect(stale.status).toBe('problem');
+    expect(stale.message).toMatch(/lease last renewed [0-9.]+ s ago \(expired: crashed or stopped\)/);
+    const fixed = await runCli(dir, ['doctor', '--json', '--fix']);
+    expect(fixed.code).toBe(0);
+    expect(check(jsonOf(fixed), 'stale_locks').status).toBe('fixed');
+    expect(existsSync(`${db}-locks`)).toBe(false);
+  });
+
+  it('never clears a lock an older agentbus wrote without a pid namespace whose process is not visible here, and says what to do', async () => {
+    const dir = tempDir();
+    await createdBus(dir);
+    const db = join(dir, 'agentbus.db');
+    const legacy = Buffer.alloc(RECORD_SIZE); // no flags: no realm, no lease
+    legacy.writeUInt32LE(DEAD_PID, REC.pid);
+    legacy.writeUInt32LE(1, REC.connection);
+    legacy.writeDoubleLE(12345, REC.startTime);
+    writeFileSync(`${db}-locks`, legacy);
+    const run = await runCli(dir, ['doctor', '--json', '--fix']);
+    expect(run.code).toBe(1);
+    const locks = check(jsonOf(run), 'stale_locks');
+    expect(locks.status).toBe('problem');
+    expect(locks.message).toMatch(/older agentbus/);
+    if ((await testDriver()).capabilities.lockProtocol === 'portable') {
+      expect(locks.message).toMatch(/cannot be judged/);
+      expect(locks.message).toContain(`${db}-locks`);
+    }
+    expect(readFileSync(`${db}-locks`)).toEqual(legacy);
+  });
+
+  const unavailable = pidNamespacesUnavailable();
+  it.skipIf(unavailable !== undefined)(
+    `on the host, while an agentbus process in another pid namespace holds a write transaction: nothing stale, --fix removes nothing, the transaction commits${unavailable === undefined ? '' : ` (skipped: ${unavailable})`}`,
+    async () => {
+      const dir = tempDir();
+      await createdBus(dir);
+      const db = join(dir, 'agentbus.db');
+      const command = [...ownNamespacePrefix(), process.execPath, fixturePath('db-child.js'), 'hold', dir, '15000'];
+      const holder = spawn(command[0] as string, command.slice(1), {
+        env: { ...process.env, AGENTBUS_DRIVER: testDriverName() },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      holder.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+      holder.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
+      const exited = new Promise<number | null>((resolve) => holder.on('exit', (code) => resolve(code)));
+      const deadline = Date.now() + 30_000;
+      while (!out.includes('locked')) {
+        if (Date.now() > deadline || holder.exitCode !== null) throw new Error(`holder did not take the lock: ${out}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const sideFiles = ['-wal', '-shm', '-locks'].filter((s) => existsSync(`${db}${s}`));
+      const run = await runCli(dir, ['doctor', '--json', '--fix']);
+      const locks = check(jsonOf(run), 'stale_locks');
+      expect(locks.status).toBe('ok');
+      if ((await testDriver()).capabilities.lockProtocol === 'portable') {
+        expect(locks.message).toMatch(/in another pid namespace or machine, lease last renewed/);
+      }
+      for (const s of sideFiles) expect(existsSync(`${db}${s}`), `${db}${s} left in place`).toBe(true);
+      expect(await exited, out).toBe(0);
+      const after = await runCli(dir, ['doctor', '--json']);
+      expect(check(jsonOf(after), 'integrity').status).toBe('ok');
+      const { db: bus } = await openTestDatabase(dir);
+      expect(bus.get("SELECT count(*) AS n FROM t WHERE tag = 'holder'")).toEqual({ n: 1 });
+      bus.close();
+    },
+    90_000,
+  );
 });

@@ -1,0 +1,142 @@
+/**
+ * The wasm driver's lock table with owners it cannot judge by pid, written
+ * into a real `<db>-locks` file as another process would have left them:
+ * another pid namespace's owner (judged by its lease stamp), and a record of
+ * an older agentbus that carries no realm at all.
+ */
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { isDbError } from '../../src/db/db-error.js';
+import { currentStampMs, LEASE_EXPIRY_MS } from '../../src/db/owner-lease.js';
+import { isRevoked, lockTablePath, readRecordHead, REC, RECORD_SIZE, writeRecordHead, type LockOwner } from '../../src/db/portable-lock-files.js';
+import { clockIsBoots, currentProcess } from '../../src/db/process-identity.js';
+import { tempDir } from '../support/test-driver.js';
+import { driver } from './stress-harness.js';
+
+/** A pid above Linux's pid_max (2^22): no process can have it. */
+const DEAD_PID = 4_194_305;
+
+function otherNamespace(pid: number): LockOwner {
+  const me = currentProcess().realm;
+  if (me === undefined) throw new Error('this test needs /proc (Linux)');
+  return { pid, startTime: 777, connection: 1, realm: { boot: me.boot, pidNamespace: me.pidNamespace + 1 } };
+}
+
+/** A database with one table, closed (no lock table left). */
+async function database(): Promise<string> {
+  const d = await driver();
+  const path = join(tempDir(), 'lease.db');
+  const db = d.open(path, { busyTimeoutMs: 1_000 });
+  db.exec('PRAGMA journal_mode=WAL');
+  db.exec('CREATE TABLE t (x INTEGER)');
+  db.close();
+  return path;
+}
+
+/**
+ * Runs `fn` while another connection keeps the database open (so its WAL
+ * index is live, as it is whenever a writer holds the lock), with `record`
+ * added to the lock table as another process would have claimed it.
+ * Returns the record's index.
+ */
+async function beside<T>(path: string, record: Buffer, fn: (index: number) => Promise<T>): Promise<T> {
+  const keeper = (await driver()).open(path, { busyTimeoutMs: 1_000 });
+  try {
+    keeper.prepare('SELECT count(*) AS n FROM t').get();
+    const index = readFileSync(lockTablePath(path)).length / RECORD_SIZE;
+    appendFileSync(lockTablePath(path), record);
+    return await fn(index);
+  } finally {
+    keeper.close();
+  }
+}
+
+/** A record holding the WAL write lock (slot 0 exclusive) and the database SHARED lock, lease stamped `ageMs` ago. */
+function writerRecord(owner: LockOwner, ageMs: number): Buffer {
+  const rec = Buffer.alloc(RECORD_SIZE);
+  writeRecordHead(rec, 0, owner, { stampMs: (currentStampMs() - ageMs) >>> 0, bootClock: clockIsBoots() });
+  rec[REC.dbShared] = 1;
+  rec[REC.shmOpen] = 1;
+  rec[REC.shmExclusive] = 1;
+  return rec;
+}
+
+/** Inserts a row in a write transaction; returns the error, if any. `beforeClose` sees the lock table while still open. */
+async function insert(path: string, busyTimeoutMs: number, beforeClose: () => void = () => {}): Promise<unknown> {
+  const db = (await driver()).open(path, { busyTimeoutMs });
+  try {
+    db.exec('BEGIN IMMEDIATE');
+    db.exec('INSERT INTO t VALUES (1)');
+    db.exec('COMMIT');
+    beforeClose();
+    return undefined;
+  } catch (error) {
+    return error;
+  } finally {
+    db.close();
+  }
+}
+
+describe('wasm lock table: owners judged without their pid', () => {
+  it('respects the write lock of another pid namespace\'s owner while its lease runs (pid 1 there is not init here)', async () => {
+    const path = await database();
+    await beside(path, writerRecord(otherNamespace(1), 0), async (index) => {
+      const error = await insert(path, 300);
+      expect(isDbError(error, 'busy'), String(error)).toBe(true);
+      const head = readRecordHead(readFileSync(lockTablePath(path)), index * RECORD_SIZE);
+      expect(head.owner.pid).toBe(1);
+      expect(isRevoked(head)).toBe(false);
+    });
+  });
+
+  it('revokes the lease of another pid namespace\'s owner that expired (crashed or stopped) and takes its lock', async () => {
+    const path = await database();
+    let head: ReturnType<typeof readRecordHead> | undefined;
+    await beside(path, writerRecord(otherNamespace(1), LEASE_EXPIRY_MS + 5_000), async (index) => {
+      const error = await insert(path, 2_000, () => (head = readRecordHead(readFileSync(lockTablePath(path)), index * RECORD_SIZE)));
+      expect(error).toBeUndefined();
+    });
+    // The revocation stays in the record: should the owner wake up, it finds it and fences itself.
+    expect(head?.owner.pid).toBe(1);
+    expect(head !== undefined && isRevoked(head)).toBe(true);
+  });
+
+  it('takes the lock of a dead owner of this pid namespace at once', async () => {
+    const path = await database();
+    await beside(path, writerRecord({ pid: DEAD_PID, startTime: 1, connection: 1, realm: currentProcess().realm }, 0), async () => {
+      expect(await insert(path, 2_000)).toBeUndefined();
+    });
+  });
+
+  it('refuses to open beside a record of an older agentbus (no realm) whose process is not visible here, naming it and what to do', async () => {
+    const path = await database();
+    const legacy = Buffer.alloc(RECORD_SIZE);
+    legacy.writeUInt32LE(DEAD_PID, REC.pid);
+    legacy.writeUInt32LE(1, REC.connection);
+    legacy.writeDoubleLE(12345, REC.startTime);
+    legacy[REC.dbShared] = 1;
+    writeFileSync(lockTablePath(path), legacy);
+    let error: unknown;
+    try {
+      (await driver()).open(path, { busyTimeoutMs: 1_000 }).close();
+    } catch (e) {
+      error = e;
+    }
+    expect(isDbError(error, 'lock_owner_unknown'), String(error)).toBe(true);
+    expect((error as Error).message).toContain(String(DEAD_PID));
+    expect((error as Error).message).toContain(lockTablePath(path));
+    expect(readFileSync(lockTablePath(path))).toEqual(legacy);
+  });
+
+  it('opens beside a record of an older agentbus whose process runs here (same pid and start time)', async () => {
+    const path = await database();
+    const legacy = Buffer.alloc(RECORD_SIZE);
+    legacy.writeUInt32LE(process.pid, REC.pid);
+    legacy.writeUInt32LE(99, REC.connection);
+    legacy.writeDoubleLE(currentProcess().startTime, REC.startTime);
+    legacy[REC.dbShared] = 1;
+    writeFileSync(lockTablePath(path), legacy);
+    expect(await insert(path, 2_000)).toBeUndefined();
+  });
+});
