@@ -1,7 +1,7 @@
 /**
  * `agentbus doctor`: checks what can go wrong outside the bus's own logic —
- * the config, the data directory's permissions, the file's lock protocol and
- * integrity, stale locks — and says how to fix each. Exits
+ * the config, the data directory's permissions and file system, the file's
+ * lock protocol and integrity, stale locks — and says how to fix each. Exits
  * 1 when any check finds a problem. Stale locks are cleared only with `--fix`
  * or a "yes" on a terminal, and only those whose owner is certainly dead or
  * whose lease expired (docs/drivers.md).
@@ -16,6 +16,7 @@ import { commandConfig, flagSet } from './cli-config.js';
 import type { CliIo } from './cli-io.js';
 import { formatBytes, table } from './format.js';
 import { integrityProblems } from '../db/integrity.js';
+import { checkFileSystem } from './doctor-file-system.js';
 import { checkLocks } from './doctor-locks.js';
 import { progressFor } from './progress.js';
 import { newDatabaseCheck } from './new-database-driver.js';
@@ -24,7 +25,7 @@ import { newDatabaseCheck } from './new-database-driver.js';
 export type CheckStatus = 'ok' | 'warn' | 'problem' | 'fixed';
 
 export interface Check {
-  /** Stable id for scripts: config, data_directory, database, new_database (no database yet), lock_protocol, integrity, stale_locks. */
+  /** Stable id for scripts: config, data_directory, file_system, database, new_database (no database yet), lock_protocol, integrity, stale_locks. */
   readonly name: string;
   /** How it went. */
   readonly status: CheckStatus;
@@ -168,7 +169,7 @@ export async function runDoctor(io: CliIo, flags: Record<string, unknown>): Prom
   const { check: configCheck, config } = checkConfig(io, flags);
   const dataDir = config?.data_directory ?? fallbackDataDir(io);
   const path = databasePath(dataDir);
-  const checks: Check[] = [configCheck, checkDataDir(dataDir)];
+  const checks: Check[] = [configCheck, checkDataDir(dataDir), checkFileSystem(dataDir)];
   const db = await checkDatabase(io, config, path);
   checks.push(...db.checks);
   const state = readFileState(path);

@@ -48,6 +48,8 @@ export type DbErrorCode =
   | 'in_use'
   /** A lock file names an owner this process cannot judge (an older agentbus, not visible here): refused rather than guessed. */
   | 'lock_owner_unknown'
+  /** The database lives on a file system where the lock protocols do not hold (network, VM share, cluster). */
+  | 'unsupported_filesystem'
   /** Any other SQLite error. */
   | 'error';
 

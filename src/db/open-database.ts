@@ -30,6 +30,7 @@ import {
 } from './select-driver.js';
 import { isCertainlyDead, parseProcessIdentity } from './process-identity.js';
 import { setupLockDir, withSetupLock } from './setup-lock.js';
+import { refuseUnsupportedFileSystem } from './file-system-kind.js';
 
 export const DATABASE_FILE = 'agentbus.db';
 const BACKUPS_KEPT = 3;
@@ -327,6 +328,7 @@ function backupBeforeUpgrade(db: Database, dataDir: string, fromVersion: number,
 export async function openDatabase(options: OpenDatabaseOptions): Promise<OpenedDatabase> {
   const now = options.now ?? Date.now;
   const dataDir = prepareDataDir(options.dataDir);
+  refuseUnsupportedFileSystem(dataDir);
   const path = databasePath(dataDir);
   const migrations = loadMigrations(options.migrationsDir ?? defaultMigrationsDir());
   const source = options.driverSource ?? { kind: 'env' };

@@ -55,8 +55,9 @@ describe('agentbus doctor', () => {
     expect(run.code).toBe(0);
     const report = jsonOf(run);
     expect(report.ok).toBe(true);
-    expect(report.checks.map((c: Json) => c.name)).toEqual(['config', 'data_directory', 'database', 'lock_protocol', 'integrity', 'stale_locks']);
-    for (const name of ['config', 'data_directory', 'lock_protocol', 'integrity', 'stale_locks']) expect(check(report, name).status).toBe('ok');
+    expect(report.checks.map((c: Json) => c.name)).toEqual(['config', 'data_directory', 'file_system', 'database', 'lock_protocol', 'integrity', 'stale_locks']);
+    for (const name of ['config', 'data_directory', 'file_system', 'lock_protocol', 'integrity', 'stale_locks']) expect(check(report, name).status).toBe('ok');
+    expect(check(report, 'file_system').message).toMatch(/local file system/);
     const text = await runCli(dir, ['doctor']);
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/no problems found/);
@@ -69,7 +70,7 @@ describe('agentbus doctor', () => {
     const report = jsonOf(run);
     const check = report.checks.find((c: Json) => c.name === 'new_database');
     expect(check).toMatchObject({ status: 'ok', message: expect.stringMatching(/^a new database would get (native \(lock protocol posix\)|wasm \(lock protocol portable\)): auto: /) });
-    expect(report.checks.map((c: Json) => c.name)).toEqual(['config', 'data_directory', 'database', 'new_database', 'stale_locks']);
+    expect(report.checks.map((c: Json) => c.name)).toEqual(['config', 'data_directory', 'file_system', 'database', 'new_database', 'stale_locks']);
     // A setting naming a driver this Node lacks: node:sqlite disabled stands in for Node 20.
     const forced = await runCli(dir, ['doctor', '--json'], { env: { AGENTBUS_DRIVER: 'native', ...withoutNodeSqlite() } });
     expect(forced.code).toBe(1);
