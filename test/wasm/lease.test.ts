@@ -12,7 +12,7 @@ import { currentStampMs, LEASE_EXPIRY_MS } from '../../src/db/owner-lease.js';
 import { isRevoked, lockTablePath, readRecordHead, REC, RECORD_SIZE, writeRecordHead, type LockOwner } from '../../src/db/portable-lock-files.js';
 import { clockIsBoots, currentProcess } from '../../src/db/process-identity.js';
 import { tempDir } from '../support/test-driver.js';
-import { driver } from './stress-harness.js';
+import { createDatabase, driver, startChild, waitAll } from './stress-harness.js';
 
 /** A pid above Linux's pid_max (2^22): no process can have it. */
 const DEAD_PID = 4_194_305;
@@ -139,4 +139,36 @@ describe('wasm lock table: owners judged without their pid', () => {
     writeFileSync(lockTablePath(path), legacy);
     expect(await insert(path, 2_000)).toBeUndefined();
   });
+
+  it('keeps renewing its lease while its thread is blocked in a busy wait (no timer can run then)', async () => {
+    const d = await driver();
+    const { dir, dbPath } = createDatabase(d);
+    const far = Date.now() + 60_000;
+    const holder = startChild('holder', 'holder', dbPath, dir, far);
+    while (!holder.stdout.includes('locked')) {
+      if (holder.proc.exitCode !== null) throw new Error(`holder exited: ${holder.stderr}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const waiter = startChild('writer', 'waiter', dbPath, dir, Date.now() + 8_000);
+    const stampOf = (): number | undefined => {
+      const table = readFileSync(lockTablePath(dbPath));
+      for (let base = 0; base + RECORD_SIZE <= table.length; base += RECORD_SIZE) {
+        const head = readRecordHead(table, base);
+        if (head.owner.pid === waiter.proc.pid) return head.lease.stampMs;
+      }
+      return undefined;
+    };
+    while (stampOf() === undefined) await new Promise((r) => setTimeout(r, 50));
+    // The waiter now sits in BEGIN IMMEDIATE's busy wait (10 s timeout) for as long as the holder holds on.
+    const seen = new Set<number>();
+    const started = Date.now();
+    while (Date.now() - started < 4_000) {
+      const stamp = stampOf();
+      if (stamp !== undefined) seen.add(stamp);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(seen.size, 'distinct lease stamps seen in 4 s of busy waiting').toBeGreaterThanOrEqual(3);
+    holder.proc.stdin?.write('commit\n');
+    await waitAll([holder, waiter], Date.now() + 20_000);
+  }, 60_000);
 });
