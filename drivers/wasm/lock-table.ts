@@ -401,8 +401,16 @@ export class LockRecord implements KeptLease {
     this.#tableLength = n - (n % RECORD_SIZE);
     // Our own record comes with every read: a revocation or a take-over is noticed at the next lock.
     const base = this.index * RECORD_SIZE;
-    const problem = base + RECORD_SIZE > this.#tableLength ? 'its lock record is gone' : this.#selfProblem(this.#table, base, this.#leaseStamp);
-    if (problem !== undefined) throw new Error(this.#fence(problem));
+    const table = this.#table;
+    if (
+      base + RECORD_SIZE > this.#tableLength ||
+      table.readUInt32LE(base + REC.revokedStamp) === this.#leaseStamp ||
+      table.readUInt32LE(base + REC.pid) !== this.owner.pid ||
+      table.readUInt32LE(base + REC.connection) !== this.owner.connection
+    ) {
+      const problem = base + RECORD_SIZE > this.#tableLength ? 'its lock record is gone' : this.#selfProblem(table, base, this.#leaseStamp);
+      if (problem !== undefined) throw new Error(this.#fence(problem));
+    }
   }
 
   /**
