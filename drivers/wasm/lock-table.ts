@@ -22,7 +22,7 @@
  * revoke its lease, or under the admin lock when it is gone (dead or
  * revoked), so a live owner's locks are never taken from it.
  */
-import { closeSync, constants as fsc, fstatSync, openSync, readFileSync, readSync, rmdirSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants as fsc, fstatSync, openSync, readFileSync, readSync, rmdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { DbError } from '../../src/db/db-error.js';
 import { judgeLockOwner, type OwnerVerdict } from '../../src/db/lock-owner-verdict.js';
 import { currentStampMs, LeaseWatch, leaseReadableAtOnce } from '../../src/db/owner-lease.js';
@@ -109,10 +109,14 @@ export class LockRecord implements KeptLease {
   #leaseStamp: number;
   /** The revokedStamp last read back from this record. */
   #revokedSeen: number;
-  /** Why this record must not be used any more (its lease was revoked or it was taken over). */
+  /** Why this record must not be used any more (its lease was revoked, it was taken over, a file was deleted under it). */
   #fenced: string | undefined;
+  /** True when fenced for a deleted file while the record itself is still ours: it is released as usual at close. */
+  #ownRecordIntact = false;
   /** This connection's memory of other owners' lease stamps. */
   readonly #watch = new LeaseWatch();
+  /** Checks that files beside the database were not deleted under this connection (addFileCheck). */
+  readonly #fileChecks: (() => string | undefined)[] = [];
 
   private constructor(dbPath: string, owner: LockOwner, fd: number, index: number, head: Buffer) {
     this.dbPath = dbPath;
@@ -317,7 +321,25 @@ export class LockRecord implements KeptLease {
       return this.#fence(problem);
     }
     this.#revokedSeen = one.readUInt32LE(REC.revokedStamp);
-    return undefined;
+    const gone = sameFileProblem(this.#fd, lockTablePath(this.dbPath)) ?? this.#fileChecks.map((check) => check()).find((p) => p !== undefined);
+    if (gone === undefined) return undefined;
+    // The record is still ours and nobody revoked it: let go of its locks at once, so nobody waits on a connection that will never write again.
+    this.#ownRecordIntact = true;
+    this.write(LOCK_BYTES.from, LOCK_BYTES.count, 0);
+    return this.#fence(gone);
+  }
+
+  /**
+   * Adds a check run with every lease renewal (once a second): it returns why
+   * a file this connection relies on was deleted or replaced. Returns the
+   * function that removes the check.
+   */
+  addFileCheck(check: () => string | undefined): () => void {
+    this.#fileChecks.push(check);
+    return () => {
+      const i = this.#fileChecks.indexOf(check);
+      if (i >= 0) this.#fileChecks.splice(i, 1);
+    };
   }
 
   /** Why the copy of this record at `buf[base]` says it is no longer ours; `stamp`: our stamp as of that copy. */
@@ -416,14 +438,15 @@ export class LockRecord implements KeptLease {
   /**
    * Clears every lock byte and gives the record back, under the admin lock.
    * The last connection that counts removes the table and the admin folder,
-   * so a closed database leaves only SQLite's own files behind. A fenced
-   * record is left as it is: it may belong to someone else by now.
+   * so a closed database leaves only SQLite's own files behind. A record
+   * fenced because it was revoked or taken over is left as it is: it may
+   * belong to someone else by now.
    */
   release(): void {
     if (this.#fd < 0) return;
     liveness.release(this);
     try {
-      if (this.#fenced !== undefined) return;
+      if (this.#fenced !== undefined && !this.#ownRecordIntact) return;
       // Own lock bytes may always be cleared; only the identity needs the admin lock.
       this.write(LOCK_BYTES.from, LOCK_BYTES.count, 0);
       withAdminLock(this.dbPath, this.owner, () => {
@@ -456,6 +479,19 @@ export class LockRecord implements KeptLease {
       // Another process is using it, or it is gone.
     }
   }
+}
+
+/**
+ * Why the file open as `fd` is no longer the one at `path` (deleted, or
+ * replaced by another file), or undefined while it is. Someone removed it
+ * while agentbus had the database open: processes that open the database
+ * from now on use another file and no longer see this one's locks.
+ */
+export function sameFileProblem(fd: number, path: string): string | undefined {
+  const open = fstatSync(fd);
+  const now = statSync(path, { throwIfNoEntry: false });
+  if (open.nlink > 0 && now !== undefined && now.ino === open.ino && now.dev === open.dev) return undefined;
+  return `${path} was ${now === undefined || open.nlink === 0 ? 'deleted' : 'replaced'} while this process had the database open, so its locks no longer protect the database from processes opening it now; never delete the files beside the database while agents run`;
 }
 
 /** Judges another record's owner (never this connection's own record). */

@@ -38,7 +38,7 @@
 import { closeSync, constants as fsc, fstatSync, ftruncateSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { withAdminLock } from './admin-lock.js';
 import { REC } from '../../src/db/portable-lock-files.js';
-import { LockRecord, type Refusal } from './lock-table.js';
+import { LockRecord, sameFileProblem, type Refusal } from './lock-table.js';
 import { count } from './vfs-stats.js';
 import { sleepSync } from '../../src/db/sleep-sync.js';
 
@@ -133,6 +133,8 @@ export class ShmIndex {
   readonly #changed = new Int32Array(WORDS);
   /** A Buffer over wasm memory, remade when memory grows (the old ArrayBuffer is then detached). */
   #heapBuf: Buffer | undefined;
+  /** Removes this index's check that `-shm` is still the file it has open. */
+  #dropFileCheck: () => void = () => {};
 
   #heapBuffer(heap8: Uint8Array): Buffer {
     const hb = this.#heapBuf;
@@ -175,6 +177,7 @@ export class ShmIndex {
       closeSync(this.#fd);
       throw error;
     }
+    this.#dropFileCheck = record.addFileCheck(() => (this.#fd < 0 ? undefined : sameFileProblem(this.#fd, this.#path)));
   }
 
   /** xShmMap: the address of region `i`, mapping it on first use; 0 when it does not exist and may not be created. */
@@ -479,6 +482,7 @@ export class ShmIndex {
   /** Frees the private copy and closes the file without writing anything (a fenced connection closing). */
   forget(): void {
     if (this.#fd < 0) return;
+    this.#dropFileCheck();
     for (const r of this.#regions) this.#heap.dealloc(r.ptr);
     this.#regions.length = 0;
     closeSync(this.#fd);
@@ -488,6 +492,7 @@ export class ShmIndex {
   /** xShmUnmap: frees the private copy; deletes the file when asked and nobody else has it open. */
   unmap(deleteFlag: boolean): void {
     if (this.#fd < 0) return;
+    this.#dropFileCheck();
     for (const r of this.#regions) this.#heap.dealloc(r.ptr);
     this.#regions.length = 0;
     const record = this.#record;

@@ -45,10 +45,12 @@ export async function checkLocks(io: CliIo, flags: Record<string, unknown>, path
     };
   }
   const foreign = entries.filter((e) => e.state === 'alive' && e.foreign);
+  const inUse = entries.some((e) => e.state === 'alive' && e.kind === 'lock_record');
   const foreignNote =
-    foreign.length === 0
+    (foreign.length === 0
       ? ''
-      : `; ${foreign.length} live lock(s) of processes in another pid namespace or machine, judged by their leases, nothing to do: ${foreign.map(describeLock).join('; ')}`;
+      : `; ${foreign.length} live lock(s) of processes in another pid namespace or machine, judged by their leases, nothing to do: ${foreign.map(describeLock).join('; ')}`) +
+    (inUse ? `; agentbus processes have the database open: leave ${path}-locks, ${path}-locks.d, -shm and -wal alone until they exit (deleting them while they run loses updates)` : '');
   const stale = entries.filter(isStale);
   if (stale.length === 0) return { name: 'stale_locks', status: 'ok', message: `none${foreignNote}` };
   const listing = stale.map(describeLock).join('; ');

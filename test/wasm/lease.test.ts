@@ -4,7 +4,7 @@
  * another pid namespace's owner (judged by its lease stamp), and a record of
  * an older agentbus that carries no realm at all.
  */
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isDbError } from '../../src/db/db-error.js';
@@ -171,4 +171,35 @@ describe('wasm lock table: owners judged without their pid', () => {
     holder.proc.stdin?.write('commit\n');
     await waitAll([holder, waiter], Date.now() + 20_000);
   }, 60_000);
+
+  it('a connection whose lock table or -shm is deleted under it stops within a second with an error, instead of losing updates silently', async () => {
+    const d = await driver();
+    for (const victim of ['-locks', '-shm']) {
+      const path = join(tempDir(), 'deleted.db');
+      const db = d.open(path, { busyTimeoutMs: 1_000 });
+      db.exec('PRAGMA journal_mode=WAL');
+      db.exec('CREATE TABLE t (x INTEGER)');
+      db.exec('INSERT INTO t VALUES (1)');
+      rmSync(`${path}${victim}`);
+      // The lease keeper looks at the files once a second (its timer runs while the event loop is free).
+      await new Promise((r) => setTimeout(r, 2_500));
+      let error: unknown;
+      try {
+        db.exec('INSERT INTO t VALUES (2)');
+      } catch (e) {
+        error = e;
+      }
+      expect(error, `after deleting ${victim}`).toBeInstanceOf(Error);
+      try {
+        db.close();
+      } catch {
+        // A fenced connection may report its last error on close.
+      }
+      // A new connection uses the new files and sees only what was committed before.
+      const fresh = d.open(path, { busyTimeoutMs: 1_000 });
+      expect(fresh.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: 1 });
+      expect(fresh.prepare('PRAGMA integrity_check').get()).toEqual({ integrity_check: 'ok' });
+      fresh.close();
+    }
+  }, 30_000);
 });
