@@ -19,6 +19,7 @@ const { createChannel } = await import('../dist/src/bus/channels.js');
 const { search } = await import('../dist/src/bus/search.js');
 const { encodeVector, normalizeVector } = await import('../dist/src/embeddings/vector-codec.js');
 const { createMemoryLogger } = await import('../dist/src/log.js');
+const { systemClock } = await import('../dist/src/clock.js');
 
 const args = process.argv.slice(2);
 const flag = (name, fallback) => {
@@ -88,7 +89,7 @@ async function openBus(dir, endpoint) {
     configPath: join(dir, 'config.json'),
     configFileFound: false,
   };
-  const ctx = { db, config, clock: { now: () => Date.now() }, log: createMemoryLogger('info'), owner: 'bench', defaultContext: 'bench' };
+  const ctx = { db, config, clock: systemClock, log: createMemoryLogger('info'), owner: 'bench', processIdentity: undefined, defaultContext: 'bench' };
   const as = register(ctx, { name: 'bench' }).display_name;
   return { ctx, as };
 }

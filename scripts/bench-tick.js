@@ -117,7 +117,7 @@ async function main() {
   const idleTo = Date.now();
 
   const lockTargetMs = values['lock-target'] === undefined ? undefined : Number(values['lock-target']);
-  const maintenance = createMaintenance({ db, config, clock: systemClock, log: createMemoryLogger('warn'), owner: 'bench', lockTargetMs });
+  const maintenance = createMaintenance({ db, config, clock: systemClock, log: createMemoryLogger('warn'), owner: 'bench', processIdentity: undefined, lockTargetMs });
   const tickFrom = Date.now();
   t = performance.now();
   const reports = [];

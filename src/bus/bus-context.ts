@@ -5,6 +5,7 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
+import type { ProcessIdentity } from '../db/process-identity.js';
 import type { Logger } from '../log.js';
 import type { RateLimiter } from './rate-limiter.js';
 
@@ -13,12 +14,14 @@ export interface BusContext {
   readonly db: Database;
   /** The validated configuration. */
   readonly config: Config;
-  /** The time source; every timestamp the bus writes comes from it. */
+  /** The time source: every timestamp the bus writes and every wait and expiry it measures comes from it. */
   readonly clock: Clock;
   /** Diagnostics sink; never given payloads or keys. */
   readonly log: Logger;
   /** This process's random owner token: every session row it holds carries it. */
   readonly owner: string;
+  /** This process's identity, recorded on every session row it holds so others can tell when it is dead; undefined when unknown. */
+  readonly processIdentity: ProcessIdentity | undefined;
   /** The `context` register uses when the caller gives none: the working directory's basename. */
   readonly defaultContext: string;
   /** The directory reservations resolve their repository from when the caller names none; when absent, callers must name one. */

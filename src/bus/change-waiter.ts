@@ -19,6 +19,10 @@
  *   bell asks for.
  * The floor is the poll, so a missed or unsupported watch costs latency,
  * never a message. The watch never keeps a process alive.
+ *
+ * A wait is given as a duration, never as a wall-clock time: Node's timers
+ * run on the monotonic clock, so setting the date back or forth neither
+ * stretches nor cuts a wait.
  */
 import { closeSync, openSync, utimesSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
@@ -36,10 +40,9 @@ export const WAL_HINT_DELAY_MS = 25;
 export interface ChangeWaiter {
   /**
    * Resolves at the first of: a hint that another process may have committed,
-   * the poll interval, `untilMs` (a Date.now() time), or `signal` aborting.
-   * Never rejects.
+   * the poll interval, `maxMs` elapsing, or `signal` aborting. Never rejects.
    */
-  waitForChange(untilMs: number, signal?: AbortSignal): Promise<void>;
+  waitForChange(maxMs: number, signal?: AbortSignal): Promise<void>;
   /** Stops watching; later waits fall back to the poll. Idempotent. */
   close(): void;
 }
@@ -52,7 +55,7 @@ export interface ChangeFeed extends ChangeWaiter {
   onChange(listener: () => void): () => void;
 }
 
-function sleepUntil(untilMs: number, pollMs: number, signal: AbortSignal | undefined, register?: (wake: () => void) => () => void): Promise<void> {
+function sleepFor(maxMs: number, pollMs: number, signal: AbortSignal | undefined, register?: (wake: () => void) => () => void): Promise<void> {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve();
     let unregister: (() => void) | undefined;
@@ -62,7 +65,7 @@ function sleepUntil(untilMs: number, pollMs: number, signal: AbortSignal | undef
       signal?.removeEventListener('abort', done);
       resolve();
     };
-    const timer = setTimeout(done, Math.max(0, Math.min(pollMs, untilMs - Date.now())));
+    const timer = setTimeout(done, Math.max(0, Math.min(pollMs, maxMs)));
     signal?.addEventListener('abort', done, { once: true });
     unregister = register?.(done);
   });
@@ -70,7 +73,7 @@ function sleepUntil(untilMs: number, pollMs: number, signal: AbortSignal | undef
 
 /** A waiter that only polls: for callers without a data directory to watch. */
 export function createPollingWaiter(pollMs = POLL_INTERVAL_MS): ChangeWaiter {
-  return { waitForChange: (untilMs, signal) => sleepUntil(untilMs, pollMs, signal), close: () => undefined };
+  return { waitForChange: (maxMs, signal) => sleepFor(maxMs, pollMs, signal), close: () => undefined };
 }
 
 /** Touches `<dataDir>/agentbus.bell` (creating it 0600 when missing); false when that failed. */
@@ -138,9 +141,9 @@ export function createChangeWaiter(dataDir: string, pollMs = POLL_INTERVAL_MS): 
   ensureWatcher();
 
   return {
-    waitForChange(untilMs, signal) {
+    waitForChange(maxMs, signal) {
       ensureWatcher();
-      return sleepUntil(untilMs, pollMs, signal, (wake) => {
+      return sleepFor(maxMs, pollMs, signal, (wake) => {
         wakers.add(wake);
         return () => wakers.delete(wake);
       });

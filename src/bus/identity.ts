@@ -1,10 +1,12 @@
 /**
  * Identity: register, heartbeat, the owner-checked `as` lookup, discover.
  *
- * A session row is held by one process (its owner token). A row whose
- * heartbeat is older than SESSION_EXPIRY_MS is not live: anyone may take its
- * name. Every lookup and refresh is conditioned on the owner token, so a
- * process that stalled and lost its name gets `not_registered`.
+ * A session row is held by one process (its owner token) and records that
+ * process's identity and its heartbeats. Whether another process may take a
+ * name is judged by src/bus/session-liveness.ts: a holder that is certainly
+ * dead frees its name at once, a live one never loses it to a wall-clock
+ * jump. Every lookup and refresh is conditioned on the owner token, so a
+ * process whose name was taken gets `not_registered`.
  */
 import * as v from 'valibot';
 import type { BusContext } from './bus-context.js';
@@ -19,13 +21,19 @@ import {
   isCandidateOf,
   DISPLAY_NAME_MAX_BYTES,
 } from './names.js';
+import {
+  BEAT_ASSIGNMENTS,
+  beatValues,
+  forgetSightings,
+  HOLDER_COLUMNS,
+  judgeHolder,
+  observer,
+  type SessionHolder,
+} from './session-liveness.js';
 import { isoTime } from './time.js';
 import { invalid, parseInput } from './validate.js';
 
-/** How often a process refreshes its sessions (the caller runs the timer). */
-export const HEARTBEAT_INTERVAL_MS = 10_000;
-/** A session whose heartbeat is older than this is not live and its name can be taken. */
-export const SESSION_EXPIRY_MS = 30_000;
+export { HEARTBEAT_INTERVAL_MS, SESSION_EXPIRY_MS } from './session-liveness.js';
 // Far beyond any real fleet; bounds the loop if the table were ever full of one name.
 const MAX_SUFFIX = 100_000;
 
@@ -69,15 +77,9 @@ export const RegisterOutput = v.object({
 });
 export type RegisterResult = v.InferOutput<typeof RegisterOutput>;
 
-interface SessionRow {
-  /** The display name; unique among sessions. */
-  sender: string;
+interface SessionRow extends SessionHolder {
   /** The repository hint given at register. */
   context: string;
-  /** The holding process's owner token. */
-  owner: string;
-  /** Last refresh, ms; older than SESSION_EXPIRY_MS means not live. */
-  heartbeat: number;
   /** When this owner took the name, ms. */
   registered_at: number;
 }
@@ -92,9 +94,12 @@ export interface Session {
 
 /**
  * Registers `name` (optionally as a child of `parent`) for this process.
- * Re-registering a name this process already holds returns it with a
- * refreshed context, never a new suffix. `resume: false` drops the name's
- * subscriptions first. `resumed` is true when subscriptions were kept;
+ * A name whose holder has stopped (see session-liveness.ts) is taken over
+ * with everything that belongs to it: subscriptions, cursors, the pending
+ * batch and idempotency receipts, so an agent that crashed and registers its
+ * name again continues where it was. Re-registering a name this process
+ * already holds returns it with a refreshed context, never a new suffix.
+ * `resume: false` drops the name's subscriptions first. `resumed` is true when subscriptions were kept;
  * `subscriptions` lists the unexpired ones with their pending counts.
  * `parent` must look like a display name but need not be live: a child may
  * outlive or precede its parent's session. Throws `validation`.
@@ -113,48 +118,52 @@ export function register(ctx: BusContext, rawInput: unknown): RegisterResult {
   const { db, owner } = ctx;
 
   return db.transaction(() => {
-    const now = ctx.clock.now();
     const held = db
       .all<{ sender: string }>('SELECT sender FROM sessions WHERE owner = ? ORDER BY registered_at', [owner])
       .map((r) => r.sender)
       .filter((s) => isCandidateOf(s, base, isChild));
     let displayName = held.includes(base) ? base : held[0];
     if (displayName !== undefined) {
-      db.run('UPDATE sessions SET context = ?, heartbeat = ? WHERE sender = ? AND owner = ?', [context, now, displayName, owner]);
+      db.run(`UPDATE sessions SET context = ?, ${BEAT_ASSIGNMENTS} WHERE sender = ? AND owner = ?`, [context, ...beat(ctx), displayName, owner]);
     } else {
-      displayName = allocate(ctx, base, isChild, context, now);
+      displayName = allocate(ctx, base, isChild, context);
     }
     if (!input.resume) db.run('DELETE FROM subscriptions WHERE sender = ?', [displayName]);
-    const subscriptions = subscriptionSummaries(ctx, displayName, now);
+    const subscriptions = subscriptionSummaries(ctx, displayName, ctx.clock.now());
     ctx.log.info('registered', { sender: displayName, resumed: subscriptions.length > 0 });
     return { display_name: displayName, resumed: subscriptions.length > 0, subscriptions };
   });
 }
 
-function allocate(ctx: BusContext, base: string, isChild: boolean, context: string, now: number): string {
+function beat(ctx: BusContext): ReturnType<typeof beatValues> {
+  return beatValues(ctx.clock, ctx.owner, ctx.processIdentity);
+}
+
+function allocate(ctx: BusContext, base: string, isChild: boolean, context: string): string {
   const { db, owner } = ctx;
-  const liveAfter = now - SESSION_EXPIRY_MS;
+  const by = observer(ctx.clock, owner);
   for (let n = 1; n <= MAX_SUFFIX; n++) {
     const candidate = candidateDisplayName(base, isChild, n);
-    const row = db.get<SessionRow>('SELECT heartbeat FROM sessions WHERE sender = ?', [candidate]);
+    const row = db.get<SessionRow>(`SELECT ${HOLDER_COLUMNS} FROM sessions WHERE sender = ?`, [candidate]);
+    const now = ctx.clock.now();
     if (row === undefined) {
-      db.run('INSERT INTO sessions (sender, context, owner, heartbeat, registered_at) VALUES (?, ?, ?, ?, ?)', [
-        candidate,
-        context,
-        owner,
-        now,
-        now,
-      ]);
+      db.run(
+        'INSERT INTO sessions (sender, context, owner, registered_at, heartbeat, owner_process, clock_domain, heartbeat_mono) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+        [candidate, context, owner, now, ...beat(ctx)],
+      );
       return candidate;
     }
-    if (row.heartbeat < liveAfter) {
-      db.run('UPDATE sessions SET context = ?, owner = ?, heartbeat = ?, registered_at = ? WHERE sender = ?', [
+    const verdict = judgeHolder(db, by, row, { record: true });
+    if (!verdict.held) {
+      db.run(`UPDATE sessions SET context = ?, owner = ?, registered_at = ?, ${BEAT_ASSIGNMENTS} WHERE sender = ?`, [
         context,
         owner,
         now,
-        now,
+        ...beat(ctx),
         candidate,
       ]);
+      forgetSightings(db, candidate);
+      ctx.log.info('name taken over from a stopped holder', { sender: candidate, reason: verdict.reason });
       return candidate;
     }
   }
@@ -180,16 +189,20 @@ export function subscriptionSummaries(ctx: BusContext, sender: string, now: numb
 
 /** Refreshes the heartbeat of every session this process holds; returns how many it still holds. */
 export function heartbeat(ctx: BusContext): number {
-  return ctx.db.transaction(() => ctx.db.run('UPDATE sessions SET heartbeat = ? WHERE owner = ?', [ctx.clock.now(), ctx.owner]).changes);
+  return ctx.db.transaction(() => ctx.db.run(`UPDATE sessions SET ${BEAT_ASSIGNMENTS} WHERE owner = ?`, [...beat(ctx), ctx.owner]).changes);
 }
 
 /**
  * Gives up every name this process holds, at a clean shutdown, so the names
- * are free at once instead of after the 30 s expiry. Subscriptions stay: they
- * belong to the name, and a later register resumes them. Returns how many.
+ * are free at once for every observer (one in another pid namespace could
+ * not tell that this process exited). Subscriptions stay: they belong to the
+ * name, and a later register resumes them. Returns how many.
  */
 export function releaseSessions(ctx: BusContext): number {
-  return ctx.db.transaction(() => ctx.db.run('DELETE FROM sessions WHERE owner = ?', [ctx.owner]).changes);
+  return ctx.db.transaction(() => {
+    ctx.db.run('DELETE FROM session_sightings WHERE sender IN (SELECT sender FROM sessions WHERE owner = ?)', [ctx.owner]);
+    return ctx.db.run('DELETE FROM sessions WHERE owner = ?', [ctx.owner]).changes;
+  });
 }
 
 /**
@@ -218,7 +231,7 @@ export const DiscoverOutput = v.object({
 export type DiscoverResult = v.InferOutput<typeof DiscoverOutput>;
 
 /**
- * Live sessions (heartbeat within SESSION_EXPIRY_MS), by display name.
+ * Live sessions (holders judged not stopped, see session-liveness.ts), by display name.
  * With `discovery_enabled: false` this is a `validation` error rather than an
  * empty list, so an agent is told the directory is off instead of concluding
  * it is alone.
@@ -230,10 +243,10 @@ export function discover(ctx: BusContext, rawInput: unknown): DiscoverResult {
   }
   return ctx.db.read(() => {
     requireSession(ctx, input.as);
-    const rows = ctx.db.all<SessionRow>(
-      'SELECT sender, context, registered_at FROM sessions WHERE heartbeat >= ? ORDER BY sender',
-      [ctx.clock.now() - SESSION_EXPIRY_MS],
-    );
+    const by = observer(ctx.clock, ctx.owner);
+    const rows = ctx.db
+      .all<SessionRow>(`SELECT ${HOLDER_COLUMNS}, context, registered_at FROM sessions ORDER BY sender`)
+      .filter((r) => judgeHolder(ctx.db, by, r, { record: false }).held);
     return { sessions: rows.map((r) => ({ display_name: r.sender, context: r.context, registered_at: isoTime(r.registered_at) })) };
   });
 }

@@ -119,13 +119,13 @@ export async function editMemory(ctx: BusContext, rawInput: unknown): Promise<Ed
   }
   const envelope = mergedEnvelope(live, input);
   const bytes = measureEnvelope(ctx.config, { channel: live.channel, sender, context, createdAt: ctx.clock.now() }, envelope);
-  const refund = ctx.rateLimiter?.charge(sender, bytes, ctx.clock.now());
+  const refund = ctx.rateLimiter?.charge(sender, bytes, ctx.clock.monotonic());
   try {
     await inspect(
       { command: ctx.config.inspection_command, timeoutSeconds: ctx.config.inspection_timeout_seconds, log: ctx.log },
       { operation: 'edit_memory', sender, payload: { memory_id: input.memory_id, channel: live.channel, ...envelope } },
     );
-    ensureCapacity(ctx.db, ctx.config, ctx.clock.now(), bytes);
+    ensureCapacity(ctx.db, ctx.config, ctx.clock.now(), bytes, { timer: () => ctx.clock.monotonic() });
     const outcome = ctx.db.transaction(() => writeEdit(ctx, input, key, fingerprint));
     if (outcome.replayed) {
       refund?.();
@@ -223,7 +223,7 @@ export async function deleteMemory(ctx: BusContext, rawInput: unknown): Promise<
     if (replay !== undefined) return replay;
   }
   const live = requireLiveRevision(ctx, input.memory_id);
-  const refund = ctx.rateLimiter?.charge(sender, 0, ctx.clock.now());
+  const refund = ctx.rateLimiter?.charge(sender, 0, ctx.clock.monotonic());
   try {
     await inspect(
       { command: ctx.config.inspection_command, timeoutSeconds: ctx.config.inspection_timeout_seconds, log: ctx.log },

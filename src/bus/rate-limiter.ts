@@ -4,7 +4,8 @@
  * `send_messages_per_second` operations and `send_kib_per_second` bytes, each
  * holding one second's worth (the byte bucket at least one maximum envelope,
  * so the largest allowed message always fits). State lives in the instance;
- * create one per server and pass it in through BusContext.
+ * create one per server and pass it in through BusContext. Times are on the
+ * monotonic clock: a wall clock set back would otherwise stop the refill.
  */
 import type { Config } from '../config.js';
 import { BusError } from './bus-error.js';
@@ -14,7 +15,7 @@ interface Buckets {
   operations: number;
   /** Bytes available now, 0..byte burst. */
   bytes: number;
-  /** When the buckets were last refilled, ms. */
+  /** When the buckets were last refilled, monotonic ms. */
   at: number;
 }
 
@@ -55,7 +56,7 @@ export class RateLimiter {
   }
 
   /**
-   * Charges one operation of `bytes` to `sender` at time `now` (ms), or
+   * Charges one operation of `bytes` to `sender` at monotonic time `now` (ms), or
    * throws `rate_limited` (retryable) saying how long to wait; nothing is
    * charged then. Returns a refund for an operation that did not happen.
    */

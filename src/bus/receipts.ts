@@ -1,9 +1,15 @@
 /**
  * Idempotency receipts: `idempotency_key` is scoped to the sender; the first
  * result is stored with a fingerprint of the operation and its payload for
- * `receipt_retention_minutes`. The same key with the same payload returns the
- * stored result (no new row, no hook run, no rate charge); the same key with
- * another payload is `conflict`.
+ * at least `receipt_retention_minutes`. The same key with the same payload
+ * returns the stored result (no new row, no hook run, no rate charge); the
+ * same key with another payload is `conflict`.
+ *
+ * A stored receipt is honoured for as long as it exists: only the
+ * maintenance tick removes receipts, and it measures their age on a monotonic
+ * clock (src/maintenance/stale-rows.ts), so a wall clock set forward never
+ * turns a retry into a second row. Keeping a receipt a little longer costs a
+ * row; dropping it early duplicates a message.
  *
  * Use: before any side effect, `findReceipt` (outside or inside a
  * transaction); inside the write transaction, `findReceipt` again (another
@@ -11,6 +17,7 @@
  */
 import { createHash } from 'node:crypto';
 import * as v from 'valibot';
+import { monotonicScope } from '../clock.js';
 import type { BusContext } from './bus-context.js';
 import { BusError } from './bus-error.js';
 
@@ -36,15 +43,12 @@ export function receiptFingerprint(operation: string, payload: unknown): string 
 }
 
 /**
- * The stored result for (sender, key) if an unexpired receipt exists with
- * this fingerprint; undefined when there is none. Throws `conflict` when the
- * key was used for a different payload.
+ * The stored result for (sender, key) if a receipt exists with this
+ * fingerprint; undefined when there is none. Throws `conflict` when the key
+ * was used for a different payload.
  */
 export function findReceipt<T>(ctx: BusContext, sender: string, key: string, fingerprint: string): T | undefined {
-  const row = ctx.db.get<{ fingerprint: string; result: string }>(
-    'SELECT fingerprint, result FROM receipts WHERE sender = ? AND key = ? AND expires_at > ?',
-    [sender, key, ctx.clock.now()],
-  );
+  const row = ctx.db.get<{ fingerprint: string; result: string }>('SELECT fingerprint, result FROM receipts WHERE sender = ? AND key = ?', [sender, key]);
   if (row === undefined) return undefined;
   if (row.fingerprint !== fingerprint) {
     throw new BusError(
@@ -56,12 +60,18 @@ export function findReceipt<T>(ctx: BusContext, sender: string, key: string, fin
   return JSON.parse(row.result) as T;
 }
 
-/** Stores the result of a keyed operation; call inside the operation's write transaction. Replaces an expired receipt. */
+/**
+ * Stores the result of a keyed operation; call inside the operation's write
+ * transaction, after findReceipt found none. The age starts on this
+ * process's monotonic clock; `expires_at` (wall clock) is what older
+ * agentbus versions sharing the file read.
+ */
 export function storeReceipt(ctx: BusContext, sender: string, key: string, fingerprint: string, result: unknown): void {
   const expiresAt = ctx.clock.now() + ctx.config.receipt_retention_minutes * 60_000;
   ctx.db.run(
-    `INSERT INTO receipts (sender, key, fingerprint, result, expires_at) VALUES (?, ?, ?, ?, ?)
-     ON CONFLICT (sender, key) DO UPDATE SET fingerprint = excluded.fingerprint, result = excluded.result, expires_at = excluded.expires_at`,
-    [sender, key, fingerprint, JSON.stringify(result), expiresAt],
+    `INSERT INTO receipts (sender, key, fingerprint, result, expires_at, clock_domain, created_mono) VALUES (?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (sender, key) DO UPDATE SET fingerprint = excluded.fingerprint, result = excluded.result, expires_at = excluded.expires_at,
+       clock_domain = excluded.clock_domain, created_mono = excluded.created_mono`,
+    [sender, key, fingerprint, JSON.stringify(result), expiresAt, monotonicScope(ctx.clock, ctx.owner), ctx.clock.monotonic()],
   );
 }

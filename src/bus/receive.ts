@@ -175,7 +175,8 @@ export async function receive(ctx: BusContext, rawInput: unknown, options: Recei
   const waiter = options.waiter ?? createPollingWaiter();
   const notices: Notice[] = [];
   const totalMs = input.wait_seconds * 1000;
-  const startedAt = Date.now();
+  // On the monotonic clock: a wall-clock jump must neither stretch nor cut the wait.
+  const startedAt = ctx.clock.monotonic();
   const deadline = startedAt + totalMs;
   let lastProgress = startedAt;
 
@@ -197,10 +198,10 @@ export async function receive(ctx: BusContext, rawInput: unknown, options: Recei
           : 'You are not subscribed to any of these channels any more: call subscribe again.',
     };
   }
-  while (Date.now() < deadline) {
-    await waiter.waitForChange(deadline, signal);
+  for (let now = ctx.clock.monotonic(); now < deadline; ) {
+    await waiter.waitForChange(deadline - now, signal);
     if (signal?.aborted) return finish(attempt);
-    const now = Date.now();
+    now = ctx.clock.monotonic();
     if (onProgress !== undefined && now - lastProgress >= PROGRESS_INTERVAL_MS) {
       lastProgress = now;
       onProgress(Math.min(now - startedAt, totalMs), totalMs);

@@ -59,13 +59,13 @@ export async function send(ctx: BusContext, rawInput: unknown): Promise<SendResu
   }
   // Size is measured against the time of the check; the stored row uses the commit time, whose ISO form has the same length.
   const bytes = measureEnvelope(ctx.config, { channel: channel.name, sender, context, createdAt: ctx.clock.now() }, envelope);
-  const refund = ctx.rateLimiter?.charge(sender, bytes, ctx.clock.now());
+  const refund = ctx.rateLimiter?.charge(sender, bytes, ctx.clock.monotonic());
   try {
     await inspect(
       { command: ctx.config.inspection_command, timeoutSeconds: ctx.config.inspection_timeout_seconds, log: ctx.log },
       { operation: 'send', sender, payload },
     );
-    ensureCapacity(ctx.db, ctx.config, ctx.clock.now(), bytes);
+    ensureCapacity(ctx.db, ctx.config, ctx.clock.now(), bytes, { timer: () => ctx.clock.monotonic() });
     const outcome = ctx.db.transaction(() => write(ctx, input.as, channel, envelope, { bytes, context }, key, fingerprint));
     if (outcome.replayed) refund?.();
     else {

@@ -24,7 +24,7 @@ export async function resetCommand(io: CliIo, flags: Record<string, unknown>): P
   }
   const { db } = await openAdminDatabase(config, io);
   try {
-    const live = liveSessions(db, io.clock.now());
+    const live = liveSessions(db, io.clock, 'reset');
     if (live.length > 0) {
       io.stderr.write(
         `warning: ${live.length} live session(s) will lose their registration: ${live.map((s) => `${s.sender} (${s.context})`).join(', ')}; ` +

@@ -4,6 +4,7 @@
  */
 import { liveReservations } from '../bus/reservations-live.js';
 import { repositoryLabel } from '../bus/reservations-repository.js';
+import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { embeddingBacklog } from '../embeddings/embedding-pass.js';
@@ -40,7 +41,7 @@ export interface StatusReport {
   readonly notices: readonly { readonly kind: string; readonly message: string; readonly set_at: string }[];
   /** Semantic search: off without an endpoint; backlog = live memory revisions without a vector. */
   readonly embeddings: { readonly enabled: boolean; readonly model: string | null; readonly backlog: number | null };
-  /** Sessions whose heartbeat is recent enough to be live. */
+  /** Sessions whose holder is live (judged as register judges it, src/bus/session-liveness.ts). */
   readonly sessions: readonly { readonly display_name: string; readonly context: string; readonly heartbeat_at: string }[];
   /** Every channel with its live message and subscriber counts. */
   readonly channels: readonly { readonly name: string; readonly kind: string; readonly messages: number; readonly subscribers: number }[];
@@ -82,7 +83,7 @@ function formatReservations(reservations: readonly StatusReservation[], now: num
   );
 }
 
-function readReport(db: Database, config: Config, now: number, schemaVersion: number): StatusReport {
+function readReport(db: Database, config: Config, clock: Clock, schemaVersion: number): StatusReport {
   return db.read(() => {
     const usage = capacityUsage(db, config);
     const channels = db.all<{ name: string; kind: string; messages: number; subscribers: number }>(
@@ -114,13 +115,13 @@ function readReport(db: Database, config: Config, now: number, schemaVersion: nu
       },
       notices: notices.map((n) => ({ kind: n.kind, message: n.message, set_at: new Date(n.set_at).toISOString() })),
       embeddings: { enabled: model !== null, model, backlog: model === null ? null : embeddingBacklog(db, model) },
-      sessions: liveSessions(db, now).map((s) => ({
+      sessions: liveSessions(db, clock, 'status').map((s) => ({
         display_name: s.sender,
         context: s.context,
         heartbeat_at: new Date(s.heartbeat).toISOString(),
       })),
       channels,
-      reservations: readReservations(db, now),
+      reservations: readReservations(db, clock.now()),
     };
   });
 }
@@ -204,7 +205,7 @@ export async function statusCommand(io: CliIo, flags: Record<string, unknown>): 
   } else {
     const { db, schemaVersion } = await openAdminDatabase(config, io);
     try {
-      report = readReport(db, config, now, schemaVersion);
+      report = readReport(db, config, io.clock, schemaVersion);
     } finally {
       db.close();
     }

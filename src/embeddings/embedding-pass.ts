@@ -36,7 +36,7 @@ export interface EmbeddingPassOptions {
   readonly maxBatches: number;
   /** Time on `timer` after which no new request starts; each request's timeout is also cut to it. */
   readonly deadlineMs: number;
-  /** The clock `deadlineMs` is read on; defaults to ctx.clock.now (the maintenance tick passes its own timer). */
+  /** The clock `deadlineMs` is read on; defaults to ctx.clock.monotonic (the maintenance tick passes its own timer). */
   readonly timer?: () => number;
   /** Where the API key's environment variable is read; defaults to process.env. */
   readonly env?: NodeJS.ProcessEnv;
@@ -58,7 +58,7 @@ interface PassState {
   running: Promise<void> | undefined;
   /** A trigger arrived while a pass ran: run once more when it ends. */
   again: boolean;
-  /** seq -> ctx.clock time before which a text the endpoint refused alone is not retried. */
+  /** seq -> ctx.clock monotonic time before which a text the endpoint refused alone is not retried. */
   readonly rejected: Map<number, number>;
 }
 
@@ -94,7 +94,7 @@ export async function runEmbeddingPass(ctx: BusContext, options: EmbeddingPassOp
   if (settings === undefined) return { outcome: 'off', embedded: 0, removed: 0, failedRequests: 0 };
   const client = createEmbeddingsClient(settings, options.env === undefined ? {} : { env: options.env });
   const state = stateOf(ctx.db);
-  const timer = options.timer ?? (() => ctx.clock.now());
+  const timer = options.timer ?? (() => ctx.clock.monotonic());
   const removed = removeStale(ctx.db, client.model);
   let embedded = 0;
   let failedRequests = 0;
@@ -138,7 +138,7 @@ interface PendingRow {
 }
 
 function pendingRows(ctx: BusContext, state: PassState, model: string): PendingRow[] {
-  const now = ctx.clock.now();
+  const now = ctx.clock.monotonic();
   for (const [seq, until] of state.rejected) if (until <= now) state.rejected.delete(seq);
   const rows = ctx.db.all<PendingRow>(
     `SELECT m.seq AS seq, m.content AS content FROM messages m
@@ -208,7 +208,7 @@ async function isolate(
 ): Promise<BatchResult> {
   if (rows.length === 1) {
     const row = rows[0] as PendingRow;
-    state.rejected.set(row.seq, ctx.clock.now() + REJECTED_RETRY_MS);
+    state.rejected.set(row.seq, ctx.clock.monotonic() + REJECTED_RETRY_MS);
     ctx.log.warn('embedding endpoint refused one memory revision; retrying it later', { seq: row.seq });
     return { embedded: 0, failedRequests: 1, stop: false };
   }
@@ -269,7 +269,7 @@ export function triggerEmbeddingPass(ctx: BusContext): void {
     do {
       state.again = false;
       try {
-        await runEmbeddingPass(ctx, { maxBatches: AFTER_WRITE_BATCHES, deadlineMs: ctx.clock.now() + AFTER_WRITE_BUDGET_MS });
+        await runEmbeddingPass(ctx, { maxBatches: AFTER_WRITE_BATCHES, deadlineMs: ctx.clock.monotonic() + AFTER_WRITE_BUDGET_MS });
       } catch (error) {
         ctx.log.warn('background embedding pass failed; the maintenance tick will retry', {
           error: error instanceof Error ? error.name : 'unknown',
@@ -293,7 +293,7 @@ export async function embeddingPassSettled(db: Database): Promise<void> {
  * The embedding pass as a maintenance tick step: `MaintenanceSteps.embeddingPass`.
  * `timer` must be the tick's timer, on which it gives the deadline.
  */
-export function embeddingPassStep(ctx: BusContext, timer: () => number = Date.now): (deadlineMs: number) => Promise<void> {
+export function embeddingPassStep(ctx: BusContext, timer: () => number = () => ctx.clock.monotonic()): (deadlineMs: number) => Promise<void> {
   return async (deadlineMs) => {
     await runEmbeddingPass(ctx, { maxBatches: EMBEDDING_BATCHES_PER_TICK, deadlineMs, timer });
   };

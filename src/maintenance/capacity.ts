@@ -5,6 +5,7 @@
  * messages are evicted globally oldest first; memories never are.
  */
 import { BusError } from '../bus/bus-error.js';
+import { systemClock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import {
@@ -131,7 +132,7 @@ export async function evictForCapacity(db: Database, options: ChunkOptions, repo
 }
 
 export interface EnsureCapacityOptions {
-  /** Wall clock for the inline eviction's time limit; defaults to Date.now. */
+  /** Monotonic clock for the inline eviction's time limit, ms; defaults to the system's. */
   readonly timer?: () => number;
   /** Receives what the inline eviction did (for tests and logs). */
   readonly report?: StepReport;
@@ -147,7 +148,7 @@ export interface EnsureCapacityOptions {
 export function ensureCapacity(db: Database, config: Config, now: number, bytes: number, options: EnsureCapacityOptions = {}): void {
   const budget = budgetBytes(config);
   if (usedBytes(db) + bytes <= budget) return;
-  const timer = options.timer ?? Date.now;
+  const timer = options.timer ?? systemClock.monotonic;
   const started = timer();
   const target = targetBytes(config);
   const report = options.report ?? emptyStep('capacity');

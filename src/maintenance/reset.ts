@@ -8,8 +8,9 @@
  * holds from before the reset (a reply_to, a history `before`, a batch in
  * flight) must never come to name a different message afterwards.
  */
+import { HOLDER_COLUMNS, judgeHolder, observer, type SessionHolder } from '../bus/session-liveness.js';
+import type { Clock } from '../clock.js';
 import type { Database } from '../db/database.js';
-import { STALE_SESSION_MS } from './stale-rows.js';
 
 /**
  * The channels a new database starts with (seeded by sql/0001_schema.sql);
@@ -27,6 +28,7 @@ export const BUS_TABLES = [
   'reservations',
   'expired_subscriptions',
   'subscriptions',
+  'session_sightings',
   'sessions',
   'messages',
   'channels',
@@ -71,9 +73,15 @@ export interface LiveSession {
   readonly heartbeat: number;
 }
 
-/** Sessions whose heartbeat is recent enough that their process is probably running. */
-export function liveSessions(db: Database, now: number): LiveSession[] {
-  return db.all<LiveSession>('SELECT sender, context, heartbeat FROM sessions WHERE heartbeat >= ? ORDER BY sender', [
-    now - STALE_SESSION_MS,
-  ]);
+/**
+ * Sessions whose holder has not stopped, judged as register judges them
+ * (src/bus/session-liveness.ts) without writing anything. `observerToken`
+ * scopes monotonic readings where the clock has no domain.
+ */
+export function liveSessions(db: Database, clock: Clock, observerToken: string): LiveSession[] {
+  const by = observer(clock, observerToken);
+  return db
+    .all<SessionHolder & { context: string }>(`SELECT ${HOLDER_COLUMNS}, context FROM sessions ORDER BY sender`)
+    .filter((row) => judgeHolder(db, by, row, { record: false }).held)
+    .map((row) => ({ sender: row.sender, context: row.context, heartbeat: row.heartbeat }));
 }

@@ -1,26 +1,73 @@
 /**
  * The first three tick steps: rows whose time has run out. Each function
- * deletes one chunk (inside the caller's transaction) and returns the count.
+ * works through one chunk (inside the caller's transaction) and returns the
+ * number of rows it deleted or changed.
+ *
+ * Sessions and receipts age on monotonic clocks, never by comparing a stored
+ * wall-clock time with the wall clock: a clock set forward must not free a
+ * live holder's name or drop a receipt a retry still needs, and a clock set
+ * back must not keep them for hours.
  */
+import { monotonicScope, type Clock } from '../clock.js';
 import type { Database } from '../db/database.js';
+import { forgetSightings, HOLDER_COLUMNS, judgeHolder, observer, type SessionHolder } from '../bus/session-liveness.js';
 
-/** A session whose heartbeat is older than this is dead (heartbeats come every 10 s). */
-export const STALE_SESSION_MS = 30_000;
-
-/** Deletes up to `limit` sessions whose heartbeat is older than `now - STALE_SESSION_MS`. */
-export function deleteStaleSessions(db: Database, now: number, limit: number): number {
-  return db.run('DELETE FROM sessions WHERE sender IN (SELECT sender FROM sessions WHERE heartbeat < ? LIMIT ?)', [
-    now - STALE_SESSION_MS,
-    limit,
-  ]).changes;
+/** Who runs the step: its clock and owner token (the owner scopes monotonic readings where the clock has no domain). */
+export interface StepObserver {
+  /** The tick's clock. */
+  readonly clock: Clock;
+  /** The ticking process's owner token. */
+  readonly owner: string;
 }
 
-/** Deletes up to `limit` idempotency receipts whose `expires_at` has passed. */
-export function deleteExpiredReceipts(db: Database, now: number, limit: number): number {
-  return db.run(
-    'DELETE FROM receipts WHERE (sender, key) IN (SELECT sender, key FROM receipts WHERE expires_at <= ? LIMIT ?)',
-    [now, limit],
+/**
+ * Deletes up to `limit` sessions whose holder has stopped (judged as
+ * register judges it, src/bus/session-liveness.ts, recording first
+ * sightings so a later tick can judge holders it cannot see), with what
+ * observers saw of them, and sightings left by rows that are gone.
+ */
+export function deleteStaleSessions(db: Database, by: StepObserver, limit: number): number {
+  const judge = observer(by.clock, by.owner);
+  let deleted = db.run(
+    'DELETE FROM session_sightings WHERE (sender, clock_domain) IN (SELECT sender, clock_domain FROM session_sightings WHERE sender NOT IN (SELECT sender FROM sessions) LIMIT ?)',
+    [limit],
   ).changes;
+  // Sessions are one per running agent: a few dozen, so judging each is cheap.
+  for (const row of db.all<SessionHolder>(`SELECT ${HOLDER_COLUMNS} FROM sessions ORDER BY sender`)) {
+    if (deleted >= limit) break;
+    if (judgeHolder(db, judge, row, { record: true }).held) continue;
+    db.run('DELETE FROM sessions WHERE sender = ? AND owner = ?', [row.sender, row.owner]);
+    forgetSightings(db, row.sender);
+    deleted++;
+  }
+  return deleted;
+}
+
+/**
+ * Deletes up to `limit` idempotency receipts older than `retentionMs` on this
+ * tick's monotonic clock. A receipt made on a clock this one cannot compare
+ * with (another boot, another machine, a row from before migration 0004) is
+ * first adopted: its age restarts at zero on this clock, so it is kept up to
+ * one retention longer than asked, never shorter. Adoptions count as rows.
+ */
+export function deleteExpiredReceipts(db: Database, by: StepObserver, retentionMs: number, limit: number): number {
+  const scope = monotonicScope(by.clock, by.owner);
+  const mono = by.clock.monotonic();
+  // Three ranges of the (clock_domain, created_mono) index, not a scan of every receipt.
+  const adopted = db.run(
+    `UPDATE receipts SET clock_domain = ?, created_mono = ?
+      WHERE (sender, key) IN (SELECT sender, key FROM receipts WHERE clock_domain IS NULL OR clock_domain < ? OR clock_domain > ? LIMIT ?)`,
+    [scope, mono, scope, scope, limit],
+  ).changes;
+  if (adopted >= limit) return adopted;
+  return (
+    adopted +
+    db.run(
+      `DELETE FROM receipts WHERE (sender, key) IN
+        (SELECT sender, key FROM receipts WHERE clock_domain = ? AND created_mono <= ? LIMIT ?)`,
+      [scope, mono - retentionMs, limit - adopted],
+    ).changes
+  );
 }
 
 /**

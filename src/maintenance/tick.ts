@@ -1,9 +1,9 @@
 /**
  * The maintenance tick: every `cleanup_interval_seconds` each mcp process
  * tries the lease; the holder runs the steps in the design's order, each in
- * chunks of at most 1,000 rows per transaction, stopping at a wall-clock
- * deadline of half the interval (the next tick resumes: every step is
- * idempotent and starts from whatever is left). Steps that delete messages
+ * chunks of at most 1,000 rows per transaction, stopping at a deadline of
+ * half the interval on the monotonic clock (the next tick resumes: every
+ * step is idempotent and starts from whatever is left). Steps that delete messages
  * merge the FTS index after each chunk, and `fts_merge` merges what sends
  * added since the last tick (src/maintenance/fts-merge.ts says why).
  */
@@ -11,6 +11,7 @@ import { deleteDeadReservations } from '../bus/reservations-live.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
+import type { ProcessIdentity } from '../db/process-identity.js';
 import type { Logger } from '../log.js';
 import { capacityUsage, evictForCapacity, type CapacityUsage } from './capacity.js';
 import { clearCapacityNotice, readCapacityNotice, setCapacityNotice } from './capacity-notice.js';
@@ -27,7 +28,7 @@ import { vacuumStep } from './vacuum.js';
 export interface MaintenanceSteps {
   /**
    * The embedding pass, run last. `deadlineMs` is the tick's deadline on the
-   * maintenance timer (Date.now by default); the pass must return by then.
+   * maintenance timer (the clock's monotonic time by default); the pass must return by then.
    */
   readonly embeddingPass?: (deadlineMs: number) => Promise<void>;
 }
@@ -39,13 +40,15 @@ export interface MaintenanceOptions {
   readonly config: Config;
   /** Time for row ages and the lease; every cutoff is computed from it. */
   readonly clock: Clock;
+  /** This process's identity, written into the lease so others can take it the moment this process dies. */
+  readonly processIdentity: ProcessIdentity | undefined;
   /** Diagnostics; the tick logs counts, never row contents. */
   readonly log: Logger;
   /** This process's owner token, written into the lease. */
   readonly owner: string;
   /** Optional steps from other modules. */
   readonly steps?: MaintenanceSteps;
-  /** Wall clock for the tick deadline; defaults to Date.now. Tests pass a stepping timer. */
+  /** Monotonic ms for the tick deadline; defaults to clock.monotonic. Tests pass a stepping timer. */
   readonly timer?: () => number;
   /** Adaptive chunk sizing aims each transaction at this many ms; Infinity keeps chunks at 1,000 rows. */
   readonly lockTargetMs?: number;
@@ -56,7 +59,7 @@ export interface TickReport {
   readonly leased: boolean;
   /** Clock time the tick started at. */
   readonly startedAt: number;
-  /** Wall-clock duration of the tick. */
+  /** Duration of the tick on the timer. */
   readonly durationMs: number;
   /** True when the deadline stopped the tick before every step finished. */
   readonly deadlineReached: boolean;
@@ -86,7 +89,9 @@ function errorText(error: unknown): string {
 
 export function createMaintenance(options: MaintenanceOptions): Maintenance {
   const { db, config, clock, log, owner } = options;
-  const timer = options.timer ?? Date.now;
+  const timer = options.timer ?? (() => clock.monotonic());
+  const stepObserver = { clock, owner };
+  const retentionMs = config.receipt_retention_minutes * 60_000;
   const lockTargetMs = options.lockTargetMs ?? DEFAULT_LOCK_TARGET_MS;
   const intervalMs = config.cleanup_interval_seconds * 1000;
   let running: Promise<TickReport> | undefined;
@@ -95,7 +100,7 @@ export function createMaintenance(options: MaintenanceOptions): Maintenance {
   async function tick(): Promise<TickReport> {
     const started = timer();
     const now = clock.now();
-    if (!acquireLease(db, owner, now, 2 * intervalMs)) {
+    if (!acquireLease(db, { owner, process: options.processIdentity, clock }, 2 * intervalMs)) {
       return {
         leased: false,
         startedAt: now,
@@ -131,9 +136,9 @@ export function createMaintenance(options: MaintenanceOptions): Maintenance {
     const chunkedWithMerge = (chunk: Chunk) => (report: StepReport) =>
       runChunks(db, chunk, { pastDeadline, lockTargetMs, afterChunk: () => mergeFtsLevels(db, pastDeadline, report) }, report);
 
-    await step('stale_sessions', chunked((limit) => deleteStaleSessions(db, now, limit)));
+    await step('stale_sessions', chunked((limit) => deleteStaleSessions(db, stepObserver, limit)));
     await step('reservations', chunked((limit) => deleteDeadReservations(db, now, limit)));
-    await step('expired_receipts', chunked((limit) => deleteExpiredReceipts(db, now, limit)));
+    await step('expired_receipts', chunked((limit) => deleteExpiredReceipts(db, stepObserver, retentionMs, limit)));
     await step('idle_subscriptions', chunked((limit) => deleteIdleSubscriptions(db, now, config.cursor_idle_hours, limit)));
     await step('retention', chunkedWithMerge(retentionChunk(db, now, config.message_retention_hours)));
     await step('tombstones', chunkedWithMerge((limit) => purgeTombstones(db, now, config.tombstone_min_hours, limit)));

@@ -94,13 +94,16 @@ export async function createBusProcess(options: BusProcessOptions): Promise<BusP
         clock: options.clock,
         log,
         owner: randomUUID(),
+        processIdentity: currentProcess(),
         defaultContext: basename(options.cwd) || 'unknown',
         workingDirectory: options.cwd,
         rateLimiter: new RateLimiter(config),
         announce: () => waiter.announce(),
       };
-      // The heartbeat keeps this process's names live; a failure (busy, reset) is
-      // retried on the next beat, and a lost name surfaces as not_registered.
+      // The heartbeat keeps this process's names live for observers that cannot
+      // see this process; a failure (busy, reset) is retried on the next beat, and
+      // a lost name surfaces as not_registered. Node's timers run on the
+      // monotonic clock, so a wall-clock jump neither bunches nor stalls beats.
       const beat = setInterval(() => {
         try {
           heartbeat(ctx);
@@ -115,6 +118,7 @@ export async function createBusProcess(options: BusProcessOptions): Promise<BusP
         clock: options.clock,
         log,
         owner: ctx.owner,
+        processIdentity: ctx.processIdentity,
         steps: { embeddingPass: embeddingPassStep(ctx) },
       });
       maintenance.start();
@@ -151,7 +155,7 @@ export async function createBusProcess(options: BusProcessOptions): Promise<BusP
         try {
           releaseSessions(ctx);
         } catch (error) {
-          // Busy or reset: the names then expire on their own after 30 s.
+          // Busy or reset: observers then see this process gone (or, from another pid namespace, its heartbeat stop).
           log.warn('releasing sessions failed', { error: (error as Error).message });
         }
         ctx.db.close();

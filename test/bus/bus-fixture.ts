@@ -1,27 +1,22 @@
 /**
  * A bus on a real database file for in-process tests. Each `process()` is a
  * separate connection with its own owner token, as two agentbus processes
- * would be; all share one test clock that tests move by hand.
+ * would be; all share one test clock that tests move by hand. A process's
+ * identity is, unless given, one from another realm (as a container's
+ * process would be): nobody can judge it by pid, so its sessions are judged
+ * by their heartbeats on the shared monotonic clock.
  */
 import { afterEach } from 'vitest';
 import type { BusContext } from '../../src/bus/bus-context.js';
 import { BusError } from '../../src/bus/bus-error.js';
-import type { Clock } from '../../src/clock.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { Database } from '../../src/db/database.js';
 import { createMemoryLogger } from '../../src/log.js';
+import { foreignProcess } from '../support/process-identities.js';
+import { TestClock } from '../support/test-clock.js';
 import { openTestDatabase, tempDir } from '../support/test-driver.js';
 
-export class TestClock implements Clock {
-  /** The current test time in ms; starts at a fixed instant. */
-  ms = Date.UTC(2026, 10, 30, 12, 0, 0);
-  now(): number {
-    return this.ms;
-  }
-  advance(ms: number): void {
-    this.ms += ms;
-  }
-}
+export { TestClock } from '../support/test-clock.js';
 
 const open: Database[] = [];
 afterEach(() => {
@@ -50,7 +45,7 @@ export async function createBus(overrides: Partial<Config> = {}): Promise<Bus> {
     async process(owner, extra = {}) {
       const { db } = await openTestDatabase(dir);
       open.push(db);
-      return { db, config, clock, log: createMemoryLogger(), owner, defaultContext: 'repo', ...extra };
+      return { db, config, clock, log: createMemoryLogger(), owner, processIdentity: foreignProcess(), defaultContext: 'repo', ...extra };
     },
   };
 }

@@ -4,11 +4,12 @@ import { BELL_FILE, createChangeWaiter, createPollingWaiter, ringBell, type Chan
 import { createChannel, subscribe } from '../../src/bus/channels.js';
 import { register } from '../../src/bus/identity.js';
 import { receive } from '../../src/bus/receive.js';
+import { systemClock } from '../../src/clock.js';
 import { fixturePath } from '../support/child-process.js';
 import { testDriverName } from '../support/test-driver.js';
 import { createBus } from './bus-fixture.js';
 
-// Waits here use a poll and deadline far beyond the test timeout, so only the event under test can end them.
+// Waits here use a poll and a longest wait far beyond the test timeout, so only the event under test can end them.
 const FAR = 10 * 60_000;
 
 describe('change waiter', () => {
@@ -17,7 +18,7 @@ describe('change waiter', () => {
     const [a, b] = await Promise.all([bus.process('A'), bus.process('B')]);
     const waiter = createChangeWaiter(bus.dir, FAR);
     try {
-      const waiting = waiter.waitForChange(Date.now() + FAR);
+      const waiting = waiter.waitForChange(FAR);
       setTimeout(() => register(b, { name: 'Kim' }), 20);
       await waiting;
       expect(a.db.get('SELECT count(*) AS n FROM sessions')).toEqual({ n: 1 });
@@ -30,12 +31,12 @@ describe('change waiter', () => {
     const bus = await createBus();
     for (const waiter of [createChangeWaiter(bus.dir, FAR), createPollingWaiter(FAR)]) {
       const controller = new AbortController();
-      const waiting = waiter.waitForChange(Date.now() + FAR, controller.signal);
+      const waiting = waiter.waitForChange(FAR, controller.signal);
       setTimeout(() => controller.abort(), 10);
       await waiting;
       expect(controller.signal.aborted).toBe(true);
       // An already aborted signal resolves at once.
-      await waiter.waitForChange(Date.now() + FAR, controller.signal);
+      await waiter.waitForChange(FAR, controller.signal);
       waiter.close();
     }
   });
@@ -45,8 +46,8 @@ describe('change waiter', () => {
     const waiter = createChangeWaiter(bus.dir, 5);
     waiter.close();
     waiter.close();
-    await expect(waiter.waitForChange(Date.now() + FAR)).resolves.toBeUndefined();
-    await expect(waiter.waitForChange(Date.now() - 1)).resolves.toBeUndefined();
+    await expect(waiter.waitForChange(FAR)).resolves.toBeUndefined();
+    await expect(waiter.waitForChange(0)).resolves.toBeUndefined();
   });
 
   it('an idle long-poll looks at the database about once per poll, not in a loop on its own writes', async () => {
@@ -58,14 +59,15 @@ describe('change waiter', () => {
     const inner = createChangeWaiter(bus.dir);
     let waits = 0;
     const counting: ChangeWaiter = {
-      waitForChange: (until, signal) => {
+      waitForChange: (maxMs, signal) => {
         waits++;
-        return inner.waitForChange(until, signal);
+        return inner.waitForChange(maxMs, signal);
       },
       close: () => inner.close(),
     };
     try {
-      const result = await receive(a, { as: 'Sam', wait_seconds: 1 }, { waiter: counting });
+      // The system clock: this wait must really end after a second.
+      const result = await receive({ ...a, clock: systemClock }, { as: 'Sam', wait_seconds: 1 }, { waiter: counting });
       expect(result.messages).toEqual([]);
       // Four polls in a second, plus a wake for the receive's own first commit; a loop would be hundreds.
       expect(waits).toBeLessThan(20);
@@ -80,12 +82,12 @@ describe('change waiter', () => {
     let heard = 0;
     const leave = waiter.onChange(() => heard++);
     try {
-      const waiting = waiter.waitForChange(Date.now() + FAR);
+      const waiting = waiter.waitForChange(FAR);
       // The bell file does not exist yet: ringing creates it, and that too is heard.
       setTimeout(() => expect(ringBell(bus.dir)).toBe(true), 20);
       await waiting;
       expect(heard).toBeGreaterThan(0);
-      const again = waiter.waitForChange(Date.now() + FAR);
+      const again = waiter.waitForChange(FAR);
       setTimeout(() => waiter.announce(), 20);
       await again;
       leave();
@@ -116,12 +118,13 @@ describe('change waiter', () => {
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     const inner = createChangeWaiter(bus.dir, FAR);
-    // A wait that ends at its deadline was not woken by the commit (a missed wake the deadline caught).
+    // A wait that lasts its whole duration was not woken by the commit (a missed wake the deadline caught).
     let endedAtDeadline = 0;
     const waiter: ChangeWaiter = {
-      waitForChange: async (until, signal) => {
-        await inner.waitForChange(until, signal);
-        if (Date.now() >= until) endedAtDeadline++;
+      waitForChange: async (maxMs, signal) => {
+        const started = performance.now();
+        await inner.waitForChange(maxMs, signal);
+        if (performance.now() - started >= maxMs) endedAtDeadline++;
       },
       close: () => inner.close(),
     };
@@ -132,7 +135,8 @@ describe('change waiter', () => {
       }
       let token: string | null = null;
       for (let i = 0; i < 40; i++) {
-        const waiting = receive(b, { as: 'Kim', wait_seconds: 5, ...(token === null ? {} : { ack: token }) }, { waiter });
+        // The system clock: a missed wake must end at the receive's deadline, not hang the test.
+        const waiting = receive({ ...b, clock: systemClock }, { as: 'Kim', wait_seconds: 5, ...(token === null ? {} : { ack: token }) }, { waiter });
         child.stdin.write(`m${i}\n`);
         const result = await waiting;
         expect(result.messages.map((m) => m.content)).toEqual([`m${i}`]);

@@ -1,8 +1,15 @@
 import { describe, expect, it } from 'vitest';
+import type { BusContext } from '../../src/bus/bus-context.js';
 import { createChannel, subscribe } from '../../src/bus/channels.js';
-import { discover, heartbeat, register, requireSession, SESSION_EXPIRY_MS } from '../../src/bus/identity.js';
+import { discover, heartbeat, register, releaseSessions, requireSession, SESSION_EXPIRY_MS } from '../../src/bus/identity.js';
+import { receive } from '../../src/bus/receive.js';
 import { send } from '../../src/bus/send.js';
+import { currentProcess } from '../../src/db/process-identity.js';
+import { deadProcess } from '../support/process-identities.js';
+import { TestClock } from '../support/test-clock.js';
 import { busError, createBus } from './bus-fixture.js';
+
+const HOUR = 3_600_000;
 
 describe('register', () => {
   it('grants the requested name, then numeric suffixes to other processes', async () => {
@@ -122,6 +129,107 @@ describe('resume', () => {
   });
 });
 
+describe('who holds a name', () => {
+  it('a name whose owner process is certainly dead is free at once: subscriptions, cursor, pending batch and receipts come back with it', async () => {
+    const bus = await createBus();
+    const [crashed, boss] = await Promise.all([bus.process('crashed', { processIdentity: await deadProcess() }), bus.process('boss')]);
+    register(crashed, { name: 'Worker' });
+    register(boss, { name: 'Boss' });
+    createChannel(boss, { as: 'Boss', name: 'work' });
+    subscribe(crashed, { as: 'Worker', channel: 'work' });
+    const task = await send(boss, { as: 'Boss', channel: 'work', content: 'task' });
+    const batch = await receive(crashed, { as: 'Worker' });
+    const report = { as: 'Worker', channel: 'work', content: 'report', idempotency_key: 'report-1' };
+    const sent = await send(crashed, report);
+
+    // No time passes: the owner is dead, so nobody has to wait for its heartbeat to stop.
+    const restarted = await bus.process('restarted', { processIdentity: currentProcess() });
+    expect(register(restarted, { name: 'Worker' })).toEqual({ display_name: 'Worker', resumed: true, subscriptions: [{ channel: 'work', pending: 1 }] });
+    const again = await receive(restarted, { as: 'Worker' });
+    expect([again.redelivered, again.batch_token, again.messages.map((m) => m.seq)]).toEqual([true, batch.batch_token, [task.seq]]);
+    expect(await send(restarted, report)).toEqual(sent);
+    expect(restarted.db.get("SELECT count(*) AS n FROM messages WHERE content = 'report'")).toEqual({ n: 1 });
+    expect((await busError(() => requireSession(crashed, 'Worker'))).code).toBe('not_registered');
+  });
+
+  it('a live owner in this realm keeps its name however old its heartbeat, and a clock set forward changes nothing', async () => {
+    const bus = await createBus();
+    const running = await bus.process('running', { processIdentity: currentProcess() });
+    register(running, { name: 'Ann' });
+    bus.clock.advance(HOUR);
+    bus.clock.jump(2 * HOUR);
+    const newcomer = await bus.process('newcomer');
+    expect(register(newcomer, { name: 'Ann' }).display_name).toBe('Ann2');
+    expect(requireSession(running, 'Ann').sender).toBe('Ann');
+    expect(discover(newcomer, { as: 'Ann2' }).sessions.map((s) => s.display_name)).toEqual(['Ann', 'Ann2']);
+  });
+
+  it('an owner in another realm holds its name while its heartbeat moves on the shared monotonic clock; wall-clock jumps change nothing', async () => {
+    const bus = await createBus();
+    const [container, b] = await Promise.all([bus.process('container'), bus.process('B')]);
+    register(container, { name: 'Ann' });
+    // Set forward two hours: the heartbeat is 2 h old by the wall clock, 0 s by the monotonic one.
+    bus.clock.jump(2 * HOUR);
+    expect(register(b, { name: 'Ann' }).display_name).toBe('Ann2');
+    expect(requireSession(container, 'Ann').sender).toBe('Ann');
+    // Set back four hours and the holder stops: its name is free 30 s later, not hours later.
+    bus.clock.jump(-4 * HOUR);
+    bus.clock.advance(SESSION_EXPIRY_MS - 1);
+    heartbeat(b);
+    const c = await bus.process('C');
+    expect(register(c, { name: 'Ann' }).display_name).toBe('Ann3');
+    bus.clock.advance(1);
+    const d = await bus.process('D');
+    expect(register(d, { name: 'Ann' }).display_name).toBe('Ann');
+    expect((await busError(() => requireSession(container, 'Ann'))).code).toBe('not_registered');
+  });
+
+  it('an owner on a monotonic clock this process cannot read is judged by watching its heartbeat change', async () => {
+    const bus = await createBus();
+    const far = new TestClock({ domain: 'another-machine' });
+    const owner = await bus.process('far', { clock: far });
+    register(owner, { name: 'Ann' });
+    // Newcomers on this machine's clock; each keeps beating, as a running process does.
+    const newcomers: BusContext[] = [];
+    const registerHere = async (): Promise<string> => {
+      for (const n of newcomers) heartbeat(n);
+      const ctx = await bus.process(`here-${newcomers.length}`);
+      newcomers.push(ctx);
+      return register(ctx, { name: 'Ann' }).display_name;
+    };
+
+    // First sight of this heartbeat: held, whatever the wall clocks say.
+    far.jump(-2 * HOUR);
+    expect(await registerHere()).toBe('Ann2');
+    bus.clock.advance(SESSION_EXPIRY_MS - 1);
+    expect(await registerHere()).toBe('Ann3');
+    // It beats (its heartbeat value changes, even with its clock set back): seen anew, held again.
+    far.advance(10_000);
+    heartbeat(owner);
+    bus.clock.advance(SESSION_EXPIRY_MS - 1);
+    expect(await registerHere()).toBe('Ann4');
+    // Its new heartbeat stays the same for 30 s of this clock from when it was first seen: it has stopped.
+    bus.clock.advance(SESSION_EXPIRY_MS - 1);
+    expect(await registerHere()).toBe('Ann5');
+    bus.clock.advance(1);
+    expect(await registerHere()).toBe('Ann');
+    expect((await busError(() => requireSession(owner, 'Ann'))).code).toBe('not_registered');
+    expect(heartbeat(owner)).toBe(0);
+  });
+
+  it('a released name is free at once for every observer', async () => {
+    const bus = await createBus();
+    const far = new TestClock({ domain: 'another-machine' });
+    const [a, b] = await Promise.all([bus.process('A', { clock: far }), bus.process('B')]);
+    register(a, { name: 'Ann' });
+    register(b, { name: 'Ann' });
+    expect(releaseSessions(a)).toBe(1);
+    expect(b.db.get('SELECT count(*) AS n FROM session_sightings')).toEqual({ n: 0 });
+    const c = await bus.process('C');
+    expect(register(c, { name: 'Ann' }).display_name).toBe('Ann');
+  });
+});
+
 describe('discover', () => {
   it('lists live sessions only', async () => {
     const bus = await createBus();
@@ -136,6 +244,10 @@ describe('discover', () => {
       registered_at: new Date(bus.clock.ms - SESSION_EXPIRY_MS / 2).toISOString(),
     });
     bus.clock.advance(SESSION_EXPIRY_MS / 2 + 1);
+    expect(discover(b, { as: 'Kim' }).sessions.map((s) => s.display_name)).toEqual(['Kim']);
+    // A holder known dead is gone from the directory at once.
+    const crashed = await bus.process('crashed', { processIdentity: await deadProcess() });
+    register(crashed, { name: 'Lee' });
     expect(discover(b, { as: 'Kim' }).sessions.map((s) => s.display_name)).toEqual(['Kim']);
   });
 

@@ -6,6 +6,7 @@ import { canonicalJson, receiptFingerprint } from '../../src/bus/receipts.js';
 import { receive } from '../../src/bus/receive.js';
 import { send } from '../../src/bus/send.js';
 import type { Config } from '../../src/config.js';
+import { deleteExpiredReceipts } from '../../src/maintenance/stale-rows.js';
 import { busError, createBus } from './bus-fixture.js';
 
 async function setup(overrides: Partial<Config> = {}, withLimiter = false) {
@@ -130,13 +131,21 @@ describe('idempotency receipts', () => {
     expect(count(a)).toEqual({ n: 2 });
   });
 
-  it('forgets a receipt after receipt_retention_minutes', async () => {
+  it('keeps a receipt for receipt_retention_minutes of monotonic time, whatever the wall clock does; then the tick forgets it', async () => {
     const { bus, a } = await setup({ receipt_retention_minutes: 1 });
     const input = { as: 'Sam', channel: 'general', content: 'once', idempotency_key: 'k' };
     const first = await send(a, input);
-    bus.clock.advance(59_999);
+    const tick = () => a.db.transaction(() => deleteExpiredReceipts(a.db, { clock: bus.clock, owner: 'ticker' }, 60_000, 1000));
+    // The date is set two hours forward: a retry is still answered from the receipt, and the tick keeps it.
+    bus.clock.jump(2 * 3_600_000);
     expect(await send(a, input)).toEqual(first);
+    expect(tick()).toBe(0);
+    bus.clock.advance(59_999);
+    expect(tick()).toBe(0);
+    expect(await send(a, input)).toEqual(first);
+    expect(count(a)).toEqual({ n: 1 });
     bus.clock.advance(1);
+    expect(tick()).toBe(1);
     const again = await send(a, input);
     expect(again.seq).toBeGreaterThan(first.seq);
     expect(await send(a, { ...input, content: 'new payload under the renewed key' }).catch((e: { code: string }) => e.code)).toBe('conflict');
@@ -165,6 +174,16 @@ describe('rate limits', () => {
     bus.clock.advance(334);
     await send(a, { as: 'Sam', channel: 'general', content: '5' });
     expect((await busError(() => send(a, { as: 'Sam', channel: 'general', content: '6' }))).code).toBe('rate_limited');
+  });
+
+  it('refills on the monotonic clock: setting the date back does not hold a sender back for hours', async () => {
+    const { bus, a } = await setup({ send_messages_per_second: 2 }, true);
+    await send(a, { as: 'Sam', channel: 'general', content: '1' });
+    await send(a, { as: 'Sam', channel: 'general', content: '2' });
+    expect((await busError(() => send(a, { as: 'Sam', channel: 'general', content: '3' }))).code).toBe('rate_limited');
+    bus.clock.jump(-2 * 3_600_000);
+    bus.clock.advance(500);
+    expect((await send(a, { as: 'Sam', channel: 'general', content: '3' })).seq).toEqual(expect.any(Number));
   });
 
   it('limits bytes per second with a burst of at least one maximum envelope', () => {

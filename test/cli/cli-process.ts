@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { CliIo } from '../../src/cli/cli-io.js';
+import { systemClock } from '../../src/clock.js';
 import { AGENTBUS_BIN } from '../support/mcp-process.js';
 import { testDriverName } from '../support/test-driver.js';
 
@@ -112,7 +113,7 @@ export function memoryIo(dataDir: string, options: MemoryIoOptions = {}): CliIo 
     env: { AGENTBUS_DATA_DIR: dataDir, AGENTBUS_CONFIG: join(dataDir, 'config.json'), AGENTBUS_DRIVER: testDriverName() },
     cwd: dataDir,
     homeDir: dataDir,
-    clock: { now: () => Date.now() },
+    clock: systemClock,
     isTty: options.isTty ?? false,
     stdinIsTty: options.stdinIsTty ?? false,
     out: () => out,

@@ -30,7 +30,7 @@ afterEach(async () => {
   delete process.env.AB_PASS_KEY;
 });
 
-const far = () => fx.clock.now() + 60_000;
+const far = () => fx.clock.monotonic() + 60_000;
 
 function memories(n: number, prefix = 'memory'): number[] {
   return Array.from({ length: n }, (_, i) => insertMessage(fx.ctx, { channel: 'notes', sender: as, content: `${prefix} number ${i}`, memory: true }));
@@ -57,7 +57,7 @@ describe('embedding pass', () => {
   it('drains the backlog as the maintenance tick\'s last step, a fixed number of batches per tick', async () => {
     const seqs = memories(600);
     const { db, config, clock, log, owner } = fx.ctx;
-    const maintenance = createMaintenance({ db, config, clock, log, owner, steps: { embeddingPass: embeddingPassStep(fx.ctx) } });
+    const maintenance = createMaintenance({ db, config, clock, log, owner, processIdentity: fx.ctx.processIdentity, steps: { embeddingPass: embeddingPassStep(fx.ctx) } });
     const first = await maintenance.runTick();
     expect(first.leased).toBe(true);
     expect(server.requests).toHaveLength(8);
@@ -70,7 +70,7 @@ describe('embedding pass', () => {
 
   it('starts no request once the deadline has passed', async () => {
     memories(3);
-    const report = await runEmbeddingPass(fx.ctx, { maxBatches: 5, deadlineMs: fx.clock.now() });
+    const report = await runEmbeddingPass(fx.ctx, { maxBatches: 5, deadlineMs: fx.clock.monotonic() });
     expect(report.outcome).toBe('limit');
     expect(server.requests).toHaveLength(0);
   });
@@ -176,7 +176,7 @@ describe('embedding pass', () => {
     memories(2, 'confidential');
     for (const mode of ['http_500', 'malformed_json', 'hang'] as const) {
       server.mode = mode;
-      await runEmbeddingPass(fx.ctx, { maxBatches: 1, deadlineMs: fx.clock.now() + 300 });
+      await runEmbeddingPass(fx.ctx, { maxBatches: 1, deadlineMs: fx.clock.monotonic() + 300 });
     }
     expect(fx.entries.length).toBeGreaterThan(2);
     const logged = JSON.stringify(fx.entries);

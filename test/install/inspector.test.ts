@@ -12,7 +12,10 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/clock.js';
+import { formatProcessIdentity } from '../../src/db/process-identity.js';
 import { AGENTBUS_BIN } from '../support/mcp-process.js';
+import { foreignProcess } from '../support/process-identities.js';
 import { openTestDatabase, tempDir, testDriverName } from '../support/test-driver.js';
 
 type Json = Record<string, any>;
@@ -125,7 +128,7 @@ describe('agentbus mcp driven by the MCP Inspector CLI', () => {
     }
   });
 
-  it('registers in one server process; the next process does not own that name; names are released on clean exit and kept for a crashed holder until they age', async () => {
+  it('registers in one server process; the next process does not own that name; names are released on clean exit and kept for a crashed holder in another pid namespace until its heartbeat stops', async () => {
     const { dataDir, home } = prepare();
     const env = serverEnvFlags(dataDir);
     const first = await inspector(home, direct, callFlags('register', { name: 'Alice' }), env);
@@ -143,14 +146,16 @@ describe('agentbus mcp driven by the MCP Inspector CLI', () => {
     expect(second.code).toBe(0);
     expect(second.result?.structuredContent.display_name).toBe('Alice');
 
-    // ... while a holder that died without cleaning up keeps it until its heartbeat ages past the expiry.
+    // ... while a holder that died without cleaning up where agentbus cannot see it (another pid
+    // namespace; one it can see frees its name at once, test/mcp/crash-resume.test.ts) keeps it
+    // until its heartbeat has not moved for 30 s of the monotonic clock.
     const { db } = await openTestDatabase(dataDir);
     try {
       expect(db.get('SELECT count(*) AS n FROM sessions')).toEqual({ n: 0 });
-      db.run("INSERT INTO sessions (sender, context, owner, heartbeat, registered_at) VALUES ('Alice', 'x', 'crashed-process', ?, ?)", [
-        Date.now(),
-        Date.now(),
-      ]);
+      db.run(
+        "INSERT INTO sessions (sender, context, owner, heartbeat, registered_at, owner_process, clock_domain, heartbeat_mono) VALUES ('Alice', 'x', 'crashed-process', ?, ?, ?, ?, ?)",
+        [Date.now(), Date.now(), formatProcessIdentity(foreignProcess()), systemClock.monotonicDomain ?? null, systemClock.monotonic()],
+      );
     } finally {
       db.close();
     }
@@ -158,7 +163,7 @@ describe('agentbus mcp driven by the MCP Inspector CLI', () => {
     expect(third.result?.structuredContent.display_name).toBe('Alice2');
     const aged = await openTestDatabase(dataDir);
     try {
-      aged.db.run('UPDATE sessions SET heartbeat = heartbeat - 3600000');
+      aged.db.run('UPDATE sessions SET heartbeat_mono = heartbeat_mono - 30000');
     } finally {
       aged.db.close();
     }

@@ -8,19 +8,16 @@ import type { Database } from '../../src/db/database.js';
 import { createMemoryLogger } from '../../src/log.js';
 import type { Clock } from '../../src/clock.js';
 import { createMaintenance, type Maintenance, type MaintenanceOptions } from '../../src/maintenance/tick.js';
+import { TestClock } from '../support/test-clock.js';
 import { openTestDatabase, tempDir } from '../support/test-driver.js';
+
+export { TestClock } from '../support/test-clock.js';
 
 export const HOUR = 3_600_000;
 export const T0 = Date.UTC(2026, 0, 1);
 
-export interface TestClock {
-  now(): number;
-  set(ms: number): void;
-}
-
 export function testClock(start = T0): TestClock {
-  let t = start;
-  return { now: () => t, set: (ms) => (t = ms) };
+  return new TestClock({ start });
 }
 
 /** The defaults with overrides; budgets below the file schema's minimum are allowed here on purpose. */
@@ -35,7 +32,7 @@ export async function testDb(): Promise<{ db: Database; dir: string }> {
 }
 
 export function maintenanceFor(db: Database, config: Config, clock: Clock, extra: Partial<MaintenanceOptions> = {}): Maintenance {
-  return createMaintenance({ db, config, clock, log: createMemoryLogger(), owner: 'test-owner', lockTargetMs: Infinity, ...extra });
+  return createMaintenance({ db, config, clock, log: createMemoryLogger(), owner: 'test-owner', processIdentity: undefined, lockTargetMs: Infinity, ...extra });
 }
 
 export function addChannel(db: Database, name: string, kind: 'ordinary' | 'memory' = 'ordinary'): void {

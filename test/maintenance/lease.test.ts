@@ -1,32 +1,74 @@
 import { describe, expect, it } from 'vitest';
-import { acquireLease, readLease, releaseLease } from '../../src/maintenance/lease.js';
+import { acquireLease, readLease, releaseLease, type LeaseHolder } from '../../src/maintenance/lease.js';
 import { runFixture } from '../support/child-process.js';
+import { deadProcess } from '../support/process-identities.js';
 import { openTestDatabase } from '../support/test-driver.js';
-import { maintenanceFor, T0, testClock, testConfig, testDb } from './helpers.js';
+import { HOUR, maintenanceFor, T0, testClock, testConfig, testDb } from './helpers.js';
 
 const TTL = 120_000;
 
 describe('maintenance lease', () => {
-  it('only one owner holds it until it expires; the holder renews it', async () => {
+  it('only one owner holds it until it expires on the monotonic clock; the holder renews it', async () => {
     const { db } = await testDb();
-    expect(acquireLease(db, 'a', T0, TTL)).toBe(true);
-    expect(acquireLease(db, 'b', T0 + 1_000, TTL)).toBe(false);
-    expect(acquireLease(db, 'a', T0 + 60_000, TTL)).toBe(true);
+    const clock = testClock();
+    const a: LeaseHolder = { owner: 'a', process: undefined, clock };
+    const b: LeaseHolder = { owner: 'b', process: undefined, clock };
+    expect(acquireLease(db, a, TTL)).toBe(true);
+    clock.advance(1_000);
+    expect(acquireLease(db, b, TTL)).toBe(false);
+    clock.advance(59_000);
+    expect(acquireLease(db, a, TTL)).toBe(true);
     expect(readLease(db)).toEqual({ owner: 'a', expiresAt: T0 + 60_000 + TTL });
     // Still held at the renewed expiry, free just after it.
-    expect(acquireLease(db, 'b', T0 + 60_000 + TTL - 1, TTL)).toBe(false);
-    expect(acquireLease(db, 'b', T0 + 60_000 + TTL + 1, TTL)).toBe(true);
+    clock.advance(TTL);
+    expect(acquireLease(db, b, TTL)).toBe(false);
+    clock.advance(1);
+    expect(acquireLease(db, b, TTL)).toBe(true);
     expect(readLease(db)?.owner).toBe('b');
+    db.close();
+  });
+
+  it('a wall-clock jump neither frees a live holder\'s lease nor keeps a stopped one\'s', async () => {
+    const { db } = await testDb();
+    const clock = testClock();
+    const a: LeaseHolder = { owner: 'a', process: undefined, clock };
+    const b: LeaseHolder = { owner: 'b', process: undefined, clock };
+    expect(acquireLease(db, a, TTL)).toBe(true);
+    clock.jump(2 * HOUR);
+    expect(acquireLease(db, b, TTL)).toBe(false);
+    // Set back past the start: a stopped holder still loses the lease after its TTL.
+    clock.jump(-4 * HOUR);
+    clock.advance(TTL + 1);
+    expect(acquireLease(db, b, TTL)).toBe(true);
+    db.close();
+  });
+
+  it('a holder that is certainly dead loses it at once; one on a clock this process cannot read keeps it to the wall-clock expiry', async () => {
+    const { db } = await testDb();
+    const clock = testClock();
+    expect(acquireLease(db, { owner: 'crashed', process: await deadProcess(), clock }, TTL)).toBe(true);
+    expect(acquireLease(db, { owner: 'next', process: undefined, clock }, TTL)).toBe(true);
+
+    const elsewhere = testClock();
+    expect(acquireLease(db, { owner: 'elsewhere', process: undefined, clock: elsewhere }, TTL)).toBe(false);
+    clock.advance(TTL + 1);
+    // `next` stopped renewing; a process on another monotonic clock can only go by the wall clock.
+    expect(acquireLease(db, { owner: 'elsewhere', process: undefined, clock: elsewhere }, TTL)).toBe(false);
+    elsewhere.set(T0 + TTL + 1);
+    expect(acquireLease(db, { owner: 'elsewhere', process: undefined, clock: elsewhere }, TTL)).toBe(true);
     db.close();
   });
 
   it('a released lease is free at once, and only its holder can release it', async () => {
     const { db } = await testDb();
-    expect(acquireLease(db, 'a', T0, TTL)).toBe(true);
+    const clock = testClock();
+    const a: LeaseHolder = { owner: 'a', process: undefined, clock };
+    const b: LeaseHolder = { owner: 'b', process: undefined, clock };
+    expect(acquireLease(db, a, TTL)).toBe(true);
     expect(releaseLease(db, 'b')).toBe(false);
-    expect(acquireLease(db, 'b', T0, TTL)).toBe(false);
+    expect(acquireLease(db, b, TTL)).toBe(false);
     expect(releaseLease(db, 'a')).toBe(true);
-    expect(acquireLease(db, 'b', T0, TTL)).toBe(true);
+    expect(acquireLease(db, b, TTL)).toBe(true);
     db.close();
   });
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { isBusError } from '../../src/bus/bus-error.js';
 import { register, requireSession } from '../../src/bus/identity.js';
 import type { BusContext } from '../../src/bus/bus-context.js';
+import { currentProcess } from '../../src/db/process-identity.js';
 import { createMemoryLogger } from '../../src/log.js';
 import { acquireLease, readLease } from '../../src/maintenance/lease.js';
 import { BUS_TABLES, liveSessions, resetDatabase } from '../../src/maintenance/reset.js';
@@ -19,7 +20,7 @@ describe('reset', () => {
     db.run("INSERT INTO subscriptions (sender, channel, cursor_seq, last_activity) VALUES ('alice', 'a', 0, ?)", [T0]);
     db.run("INSERT INTO receipts (sender, key, fingerprint, result, expires_at) VALUES ('alice', 'k', 'f', '{}', ?)", [T0]);
     db.run("INSERT INTO notices (kind, message, set_at) VALUES ('capacity', 'full', ?)", [T0]);
-    acquireLease(db, 'someone', T0, 60_000);
+    acquireLease(db, { owner: 'someone', process: currentProcess(), clock: testClock() }, 60_000);
 
     const report = resetDatabase(db);
     expect(report.deleted.messages).toBe(51);
@@ -52,11 +53,16 @@ describe('reset', () => {
       clock,
       log: createMemoryLogger(),
       owner: 'process-1',
+      processIdentity: currentProcess(),
       defaultContext: 'work',
     };
     const { display_name } = register(ctx, { name: 'alice' });
-    db.run("INSERT INTO sessions (sender, context, owner, heartbeat, registered_at) VALUES ('ghost', 'c', 'o', ?, ?)", [T0 - 60_000, T0 - 60_000]);
-    expect(liveSessions(db, clock.now()).map((s) => s.sender)).toEqual([display_name]);
+    // A holder on this clock whose heartbeat stopped a minute ago.
+    db.run(
+      "INSERT INTO sessions (sender, context, owner, heartbeat, registered_at, clock_domain, heartbeat_mono) VALUES ('ghost', 'c', 'o', ?, ?, ?, ?)",
+      [T0 - 60_000, T0 - 60_000, clock.monotonicDomain!, clock.monotonic() - 60_000],
+    );
+    expect(liveSessions(db, clock, 'observer').map((s) => s.sender)).toEqual([display_name]);
 
     resetDatabase(db);
     let caught: unknown;
@@ -66,7 +72,7 @@ describe('reset', () => {
       caught = error;
     }
     expect(isBusError(caught, 'not_registered')).toBe(true);
-    expect(liveSessions(db, clock.now())).toEqual([]);
+    expect(liveSessions(db, clock, 'observer')).toEqual([]);
 
     expect(register(ctx, { name: 'alice' }).display_name).toBe(display_name);
     expect(requireSession(ctx, display_name).sender).toBe(display_name);

@@ -1,31 +1,78 @@
 import { describe, expect, it } from 'vitest';
+import { currentProcess, formatProcessIdentity } from '../../src/db/process-identity.js';
+import { deadProcess, foreignProcess } from '../support/process-identities.js';
 import { addChannel, count, HOUR, maintenanceFor, T0, testClock, testConfig, testDb } from './helpers.js';
 
 describe('tick: stale sessions, expired receipts, idle subscriptions', () => {
-  it('deletes sessions whose heartbeat is older than 30 s and keeps live ones', async () => {
+  it('deletes sessions whose holder stopped: a dead owner at once, others when their heartbeat stops, never by the wall clock', async () => {
     const { db, dir } = await testDb();
     const clock = testClock();
-    const add = (sender: string, heartbeat: number) =>
-      db.run("INSERT INTO sessions (sender, context, owner, heartbeat, registered_at) VALUES (?, 'c', 'o', ?, ?)", [sender, heartbeat, T0 - HOUR]);
-    add('dead', T0 - 31_000);
-    add('alive', T0 - 5_000);
-    const report = await maintenanceFor(db, testConfig(dir), clock).runTick();
-    expect(report.leased).toBe(true);
-    expect(report.steps.find((s) => s.name === 'stale_sessions')?.rows).toBe(1);
-    expect(db.all('SELECT sender FROM sessions')).toEqual([{ sender: 'alive' }]);
+    const session = (sender: string, columns: { owner_process?: string; clock_domain?: string; heartbeat_mono?: number; heartbeat?: number }) =>
+      db.run(
+        "INSERT INTO sessions (sender, context, owner, heartbeat, registered_at, owner_process, clock_domain, heartbeat_mono) VALUES (?, 'c', ?, ?, ?, ?, ?, ?)",
+        [sender, `owner-${sender}`, columns.heartbeat ?? T0, T0 - HOUR, columns.owner_process ?? null, columns.clock_domain ?? null, columns.heartbeat_mono ?? null],
+      );
+    const domain = clock.monotonicDomain!;
+    session('crashed', { owner_process: formatProcessIdentity(await deadProcess()), clock_domain: domain, heartbeat_mono: clock.mono });
+    session('running', { owner_process: formatProcessIdentity(currentProcess()), clock_domain: domain, heartbeat_mono: clock.mono - HOUR, heartbeat: T0 - HOUR });
+    session('stopped', { owner_process: formatProcessIdentity(foreignProcess()), clock_domain: domain, heartbeat_mono: clock.mono - 30_000 });
+    session('beating', { owner_process: formatProcessIdentity(foreignProcess()), clock_domain: domain, heartbeat_mono: clock.mono - 29_999 });
+    // Rows of an older agentbus, or of a holder on a clock this one cannot read: their wall-clock heartbeat is old, which proves nothing.
+    session('legacy-stopped', { heartbeat: T0 - HOUR });
+    session('legacy-beating', { heartbeat: T0 - HOUR });
+    const tick = () => maintenanceFor(db, testConfig(dir), clock).runTick();
+    const stepRows = async () => (await tick()).steps.find((s) => s.name === 'stale_sessions')?.rows;
+
+    expect(await stepRows()).toBe(2);
+    const senders = () => db.all<{ sender: string }>('SELECT sender FROM sessions ORDER BY sender').map((r) => r.sender);
+    expect(senders()).toEqual(['beating', 'legacy-beating', 'legacy-stopped', 'running']);
+
+    // The wall clock is set back and forth: nothing changes.
+    clock.jump(-2 * HOUR);
+    expect(await stepRows()).toBe(0);
+    clock.jump(4 * HOUR);
+    expect(await stepRows()).toBe(0);
+
+    clock.advance(30_000);
+    db.run("UPDATE sessions SET heartbeat = heartbeat + 10000 WHERE sender = 'legacy-beating'");
+    expect(await stepRows()).toBe(2);
+    expect(senders()).toEqual(['legacy-beating', 'running']);
+    // What the tick saw of the deleted rows is gone with them.
+    expect(db.all('SELECT sender FROM session_sightings ORDER BY sender')).toEqual([{ sender: 'legacy-beating' }]);
     db.close();
   });
 
-  it('deletes receipts past expires_at and keeps unexpired ones', async () => {
+  it('deletes receipts older than the retention on the monotonic clock, whatever the wall clock says, and adopts receipts of other clocks', async () => {
     const { db, dir } = await testDb();
     const clock = testClock();
-    const add = (key: string, expiresAt: number) =>
-      db.run("INSERT INTO receipts (sender, key, fingerprint, result, expires_at) VALUES ('alice', ?, 'f', '{}', ?)", [key, expiresAt]);
-    add('old', T0 - 1);
-    add('fresh', T0 + 60_000);
-    const report = await maintenanceFor(db, testConfig(dir), clock).runTick();
-    expect(report.steps.find((s) => s.name === 'expired_receipts')?.rows).toBe(1);
-    expect(db.all('SELECT key FROM receipts')).toEqual([{ key: 'fresh' }]);
+    const config = testConfig(dir, { receipt_retention_minutes: 60 });
+    const receipt = (key: string, domain: string | null, createdMono: number | null) =>
+      db.run("INSERT INTO receipts (sender, key, fingerprint, result, expires_at, clock_domain, created_mono) VALUES ('alice', ?, 'f', '{}', ?, ?, ?)", [
+        key,
+        T0 - HOUR,
+        domain,
+        createdMono,
+      ]);
+    receipt('old', clock.monotonicDomain!, clock.mono - HOUR);
+    receipt('fresh', clock.monotonicDomain!, clock.mono - HOUR + 1);
+    receipt('legacy', null, null);
+    receipt('other-boot', 'another-boot.t1', 1);
+    const keys = () => db.all<{ key: string }>('SELECT key FROM receipts ORDER BY key').map((r) => r.key);
+    const stepRows = async () => (await maintenanceFor(db, config, clock).runTick()).steps.find((s) => s.name === 'expired_receipts')?.rows;
+
+    clock.jump(3 * HOUR);
+    // One deleted, two adopted: their age starts now on this clock.
+    expect(await stepRows()).toBe(3);
+    expect(keys()).toEqual(['fresh', 'legacy', 'other-boot']);
+    clock.advance(1);
+    expect(await stepRows()).toBe(1);
+    expect(keys()).toEqual(['legacy', 'other-boot']);
+    clock.jump(-5 * HOUR);
+    clock.advance(HOUR - 2);
+    expect(await stepRows()).toBe(0);
+    clock.advance(1);
+    expect(await stepRows()).toBe(2);
+    expect(keys()).toEqual([]);
     db.close();
   });
 
@@ -60,7 +107,12 @@ describe('tick: stale sessions, expired receipts, idle subscriptions', () => {
     const clock = testClock();
     db.transaction(() => {
       for (let i = 0; i < 2_100; i++) {
-        db.run("INSERT INTO receipts (sender, key, fingerprint, result, expires_at) VALUES ('alice', ?, 'f', '{}', ?)", [`k${i}`, T0 - 1]);
+        db.run("INSERT INTO receipts (sender, key, fingerprint, result, expires_at, clock_domain, created_mono) VALUES ('alice', ?, 'f', '{}', ?, ?, ?)", [
+          `k${i}`,
+          T0 - 1,
+          clock.monotonicDomain!,
+          clock.mono - 2 * HOUR,
+        ]);
       }
     });
     const report = await maintenanceFor(db, testConfig(dir), clock).runTick();

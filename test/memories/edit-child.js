@@ -5,8 +5,10 @@
 import * as v from 'valibot';
 import { register } from '../../dist/src/bus/identity.js';
 import { editMemory } from '../../dist/src/bus/memories.js';
+import { systemClock } from '../../dist/src/clock.js';
 import { ConfigFileSchema } from '../../dist/src/config.js';
 import { openDatabase } from '../../dist/src/db/open-database.js';
+import { currentProcess } from '../../dist/src/db/process-identity.js';
 import { createMemoryLogger } from '../../dist/src/log.js';
 
 const [dataDir, memoryId, edits, name] = process.argv.slice(2);
@@ -20,7 +22,15 @@ const config = {
   configPath: `${dataDir}/config.json`,
   configFileFound: false,
 };
-const ctx = { db, config, clock: { now: () => Date.now() }, log: createMemoryLogger('info'), owner: `child-${process.pid}`, defaultContext: name };
+const ctx = {
+  db,
+  config,
+  clock: systemClock,
+  log: createMemoryLogger('info'),
+  owner: `child-${process.pid}`,
+  processIdentity: currentProcess(),
+  defaultContext: name,
+};
 const as = register(ctx, { name }).display_name;
 const results = [];
 for (let i = 0; i < Number(edits); i++) {

@@ -9,14 +9,10 @@ import { createChannel } from '../../src/bus/channels.js';
 import { register } from '../../src/bus/identity.js';
 import { ConfigFileSchema, type Config } from '../../src/config.js';
 import { embeddingPassSettled } from '../../src/embeddings/embedding-pass.js';
+import { currentProcess } from '../../src/db/process-identity.js';
 import { createMemoryLogger, type LogEntry } from '../../src/log.js';
+import { TestClock } from '../support/test-clock.js';
 import { openTestDatabase, tempDir } from '../support/test-driver.js';
-
-export interface TestClock {
-  now(): number;
-  /** Moves time forward. */
-  advance(ms: number): void;
-}
 
 export interface Fixture {
   readonly ctx: BusContext;
@@ -30,8 +26,7 @@ export interface Fixture {
 export async function busFixture(overrides: Partial<Config> = {}): Promise<Fixture> {
   const dir = tempDir();
   const { db } = await openTestDatabase(dir);
-  let now = Date.UTC(2026, 10, 30, 12, 0, 0);
-  const clock: TestClock = { now: () => now, advance: (ms) => void (now += ms) };
+  const clock = new TestClock();
   const log = createMemoryLogger('debug');
   const config: Config = {
     ...v.parse(ConfigFileSchema, {}),
@@ -43,7 +38,7 @@ export async function busFixture(overrides: Partial<Config> = {}): Promise<Fixtu
     configFileFound: false,
     ...overrides,
   };
-  const ctx: BusContext = { db, config, clock, log, owner: 'test-owner', defaultContext: 'repo' };
+  const ctx: BusContext = { db, config, clock, log, owner: 'test-owner', processIdentity: currentProcess(), defaultContext: 'repo' };
   return {
     ctx,
     clock,

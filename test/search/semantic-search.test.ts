@@ -30,7 +30,7 @@ async function post(as: string, ch: string, content: string): Promise<number> {
 }
 
 async function drain(ctx = fx.ctx): Promise<void> {
-  await runEmbeddingPass(ctx, { maxBatches: 10, deadlineMs: ctx.clock.now() + 60_000 });
+  await runEmbeddingPass(ctx, { maxBatches: 10, deadlineMs: ctx.clock.monotonic() + 60_000 });
 }
 
 const seqs = (r: { results: { seq: number }[] }) => r.results.map((x) => x.seq);
