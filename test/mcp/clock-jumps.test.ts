@@ -1,0 +1,72 @@
+/**
+ * Real `agentbus mcp` processes whose wall clock is set by hand: the
+ * shift-clock fixture, loaded with --import, shifts Date.now in that process
+ * only (and jumps it on SIGUSR2), as NTP or a user setting the date would;
+ * the monotonic clock runs on untouched.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/db/open-database.js';
+import { fixturePath } from '../support/child-process.js';
+import { startMcp, type McpProcess } from '../support/mcp-process.js';
+import { tempDir, testDriverName } from '../support/test-driver.js';
+
+type Json = Record<string, any>;
+
+const HOUR = 3_600_000;
+
+/** Starts a server whose wall clock reads `offsetMs` off and moves by `jumpMs` at each jumpClock. */
+function startShifted(dir: string, offsetMs: number, jumpMs = 0): Promise<McpProcess> {
+  return startMcp(dir, {
+    env: {
+      NODE_OPTIONS: `--import ${new URL(`file://${fixturePath('shift-clock.js')}`).href}`,
+      AGENTBUS_TEST_CLOCK_OFFSET_MS: String(offsetMs),
+      AGENTBUS_TEST_CLOCK_JUMP_MS: String(jumpMs),
+    },
+  });
+}
+
+/** Jumps the server's wall clock and waits until the server says the jump is in effect. */
+async function jumpClock(server: McpProcess): Promise<void> {
+  const before = server.stderr().split('clock jumped').length;
+  process.kill(server.transport.pid!, 'SIGUSR2');
+  while (server.stderr().split('clock jumped').length === before) await sleep(5);
+}
+
+describe('wall-clock jumps, real processes', () => {
+  it('a receive waiting 3 s returns after 3 s although the clock is set back 2 h while it waits', async () => {
+    const dir = tempDir();
+    const a = await startShifted(dir, 0, -2 * HOUR);
+    await a.call('register', { name: 'Ann' });
+    await a.call('subscribe', { as: 'Ann', channel: 'general' });
+    const waiting = a.client.callTool({ name: 'receive', arguments: { as: 'Ann', wait_seconds: 3 } }, undefined, { timeout: 30_000 });
+    await sleep(500);
+    await jumpClock(a);
+    // A wait measured on the wall clock would still be waiting two hours from now; the request timeout ends this test then.
+    const result = (await waiting) as Json;
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toEqual({ messages: [], batch_token: null, redelivered: false, notices: [] });
+  });
+
+  it('a process whose clock is 2 h ahead does not take the name of a live process', async () => {
+    const dir = tempDir();
+    const ann = await startMcp(dir);
+    expect(((await ann.call('register', { name: 'Ann' })) as Json).display_name).toBe('Ann');
+    const ahead = await startShifted(dir, 2 * HOUR);
+    expect(((await ahead.call('register', { name: 'Ann' })) as Json).display_name).toBe('Ann2');
+    expect(await ann.call('send', { as: 'Ann', channel: 'general', content: 'still Ann' })).toEqual({ seq: expect.any(Number) });
+  });
+
+  it('a retry with the same idempotency key after the clock jumps 2 h forward returns the original seq', async () => {
+    const dir = tempDir();
+    const a = await startShifted(dir, 0, 2 * HOUR);
+    await a.call('register', { name: 'Ann' });
+    const input = { as: 'Ann', channel: 'general', content: 'exactly once', idempotency_key: 'k-1' };
+    const first = (await a.call('send', input)) as Json;
+    await jumpClock(a);
+    expect(await a.call('send', input)).toEqual(first);
+    const { db } = await openDatabase({ dataDir: dir, driver: testDriverName() });
+    expect(db.all("SELECT seq FROM messages WHERE content = 'exactly once'")).toEqual([{ seq: first.seq }]);
+    db.close();
+  });
+});

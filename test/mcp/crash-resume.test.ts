@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/db/open-database.js';
+import { startMcp, type McpProcess } from '../support/mcp-process.js';
+import { tempDir, testDriverName } from '../support/test-driver.js';
+
+type Json = Record<string, any>;
+
+/** Sends `signal` to the server process and waits until it is gone. */
+async function killServer(server: McpProcess, signal: NodeJS.Signals): Promise<void> {
+  const pid = server.transport.pid;
+  expect(pid).toBeTypeOf('number');
+  const closed = new Promise<void>((resolve) => {
+    server.transport.onclose = () => resolve();
+  });
+  process.kill(pid!, signal);
+  await closed;
+}
+
+async function rows(dir: string, sql: string): Promise<unknown[]> {
+  const { db } = await openDatabase({ dataDir: dir, driver: testDriverName() });
+  try {
+    return db.all(sql);
+  } finally {
+    db.close();
+  }
+}
+
+describe.each(['SIGKILL', 'SIGHUP'] as const)('an agent whose server dies by %s', (signal) => {
+  it('registers its name again at once and gets back its subscriptions, cursor and pending batch; a same-key re-send returns the original seq', async () => {
+    const dir = tempDir();
+    const [boss, worker] = await Promise.all([startMcp(dir), startMcp(dir)]);
+    await boss.call('register', { name: 'Boss' });
+    expect(((await worker.call('register', { name: 'Worker' })) as Json).display_name).toBe('Worker');
+    await boss.call('create_channel', { as: 'Boss', name: 'work', kind: 'ordinary' });
+    await worker.call('subscribe', { as: 'Worker', channel: 'work' });
+    await worker.call('subscribe', { as: 'Worker', channel: 'general' });
+
+    // One task received and acknowledged: the cursor moves past it.
+    await boss.call('send', { as: 'Boss', channel: 'work', content: 'task 1' });
+    const first = (await worker.call('receive', { as: 'Worker' })) as Json;
+    await worker.call('receive', { as: 'Worker', ack: first.batch_token });
+    // Two more received but not acknowledged: the pending batch.
+    const t2 = (await boss.call('send', { as: 'Boss', channel: 'work', content: 'task 2' })) as Json;
+    const t3 = (await boss.call('send', { as: 'Boss', channel: 'work', content: 'task 3' })) as Json;
+    const pending = (await worker.call('receive', { as: 'Worker' })) as Json;
+    expect(pending.messages.map((m: Json) => m.seq)).toEqual([t2.seq, t3.seq]);
+    // A report whose reply the agent never saw: the server dies right after committing it.
+    const report = { as: 'Worker', channel: 'work', content: 'report on task 2', idempotency_key: 'report-task-2' };
+    const sent = (await worker.call('send', report)) as Json;
+    await killServer(worker, signal);
+
+    const restarted = await startMcp(dir);
+    expect(await restarted.call('register', { name: 'Worker', resume: true })).toEqual({
+      display_name: 'Worker',
+      resumed: true,
+      subscriptions: [
+        { channel: 'general', pending: 0 },
+        { channel: 'work', pending: 2 },
+      ],
+    });
+    const again = (await restarted.call('receive', { as: 'Worker' })) as Json;
+    expect(again.redelivered).toBe(true);
+    expect(again.batch_token).toBe(pending.batch_token);
+    expect(again.messages.map((m: Json) => m.content)).toEqual(['task 2', 'task 3']);
+    expect(await restarted.call('send', report)).toEqual({ seq: sent.seq });
+    expect(await rows(dir, "SELECT seq FROM messages WHERE content = 'report on task 2'")).toEqual([{ seq: sent.seq }]);
+
+    const done = (await restarted.call('receive', { as: 'Worker', ack: again.batch_token })) as Json;
+    expect(done.messages).toEqual([]);
+    expect(done.notices).toEqual([]);
+    // The boss still sees one report, from the same name.
+    await boss.call('subscribe', { as: 'Boss', channel: 'work', from: 'oldest' });
+    const seen = (await boss.call('receive', { as: 'Boss' })) as Json;
+    expect(seen.messages.map((m: Json) => [m.sender, m.content])).toEqual([['Worker', 'report on task 2']]);
+  });
+});
