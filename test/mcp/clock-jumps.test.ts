@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/open-database.js';
 import { fixturePath } from '../support/child-process.js';
-import { startMcp, type McpProcess } from '../support/mcp-process.js';
+import { killMcp, startMcp, type McpProcess } from '../support/mcp-process.js';
 import { tempDir, testDriverName } from '../support/test-driver.js';
 
 type Json = Record<string, any>;
@@ -46,6 +46,21 @@ describe('wall-clock jumps, real processes', () => {
     const result = (await waiting) as Json;
     expect(result.isError).toBeFalsy();
     expect(result.structuredContent).toEqual({ messages: [], batch_token: null, redelivered: false, notices: [] });
+  });
+
+  it("a dead agent's name is free at once for a process whose clock was set back 2 h after the agent's last beat", async () => {
+    const dir = tempDir();
+    const ann = await startMcp(dir);
+    await ann.call('register', { name: 'Ann' });
+    await ann.call('subscribe', { as: 'Ann', channel: 'general' });
+    await killMcp(ann, 'SIGKILL');
+    // By the wall clock the dead agent's last beat lies 2 h in the future: a heartbeat compared with the wall clock stays "fresh" for 2 h.
+    const behind = await startShifted(dir, -2 * HOUR);
+    expect(await behind.call('register', { name: 'Ann', resume: true })).toEqual({
+      display_name: 'Ann',
+      resumed: true,
+      subscriptions: [{ channel: 'general', pending: 0 }],
+    });
   });
 
   it('a process whose clock is 2 h ahead does not take the name of a live process', async () => {

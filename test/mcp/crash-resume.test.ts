@@ -1,20 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/open-database.js';
-import { startMcp, type McpProcess } from '../support/mcp-process.js';
+import { killMcp, startMcp } from '../support/mcp-process.js';
 import { tempDir, testDriverName } from '../support/test-driver.js';
 
 type Json = Record<string, any>;
-
-/** Sends `signal` to the server process and waits until it is gone. */
-async function killServer(server: McpProcess, signal: NodeJS.Signals): Promise<void> {
-  const pid = server.transport.pid;
-  expect(pid).toBeTypeOf('number');
-  const closed = new Promise<void>((resolve) => {
-    server.transport.onclose = () => resolve();
-  });
-  process.kill(pid!, signal);
-  await closed;
-}
 
 async function rows(dir: string, sql: string): Promise<unknown[]> {
   const { db } = await openDatabase({ dataDir: dir, driver: testDriverName() });
@@ -47,7 +36,7 @@ describe.each(['SIGKILL', 'SIGHUP'] as const)('an agent whose server dies by %s'
     // A report whose reply the agent never saw: the server dies right after committing it.
     const report = { as: 'Worker', channel: 'work', content: 'report on task 2', idempotency_key: 'report-task-2' };
     const sent = (await worker.call('send', report)) as Json;
-    await killServer(worker, signal);
+    await killMcp(worker, signal);
 
     const restarted = await startMcp(dir);
     expect(await restarted.call('register', { name: 'Worker', resume: true })).toEqual({

@@ -26,6 +26,17 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((p) => p.close()));
 });
 
+/** Sends `signal` to the server process (as a crash or a closed terminal would) and waits until it is gone. */
+export async function killMcp(server: McpProcess, signal: NodeJS.Signals): Promise<void> {
+  const pid = server.transport.pid;
+  if (pid === null) throw new Error('the server process has no pid: it never started or is already gone');
+  const closed = new Promise<void>((resolve) => {
+    server.transport.onclose = () => resolve();
+  });
+  process.kill(pid, signal);
+  await closed;
+}
+
 /** The environment a server process gets: isolated data directory, the project's driver. */
 export function serverEnv(dataDir: string, extra: Record<string, string> = {}): Record<string, string> {
   return { ...getDefaultEnvironment(), AGENTBUS_DATA_DIR: dataDir, AGENTBUS_DRIVER: testDriverName(), AGENTBUS_CONFIG: `${dataDir}/config.json`, ...extra };
