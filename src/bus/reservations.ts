@@ -238,8 +238,8 @@ export function reserve(ctx: BusContext, rawInput: unknown): ReserveResult {
     // Reserving is proof of life: a reservation must be live the moment it is granted.
     heartbeat(ctx);
     // Claims judged dead are gone before anyone is granted an overlapping one, so they can never revive beside it.
-    deleteDeadReservations(db, now, CLEANUP_LIMIT, repository.id);
-    const live = liveReservations(db, now, { repository: repository.id });
+    deleteDeadReservations(db, ctx, CLEANUP_LIMIT, repository.id);
+    const live = liveReservations(db, ctx, { repository: repository.id });
     const mine = new Map(live.filter((r) => r.holder === sender).map((r) => [r.pattern, r]));
     const others = live.filter((r) => r.holder !== sender);
     const exclusiveOf = (pattern: string): boolean => input.exclusive ?? (mine.get(pattern)?.exclusive ?? 1) === 1;
@@ -307,9 +307,8 @@ export function release(ctx: BusContext, rawInput: unknown): ReleaseResult {
   const repository = resolveRepository(ctx, input.repository);
   const { db } = ctx;
   return db.transaction(() => {
-    const now = ctx.clock.now();
     const { sender } = requireSession(ctx, input.as);
-    deleteDeadReservations(db, now, CLEANUP_LIMIT, repository.id);
+    deleteDeadReservations(db, ctx, CLEANUP_LIMIT, repository.id);
     const held = db
       .all<{ pattern: string }>('SELECT pattern FROM reservations WHERE repository = ? AND holder = ? ORDER BY pattern', [repository.id, sender])
       .map((r) => r.pattern);
@@ -335,7 +334,7 @@ export function listReservations(ctx: BusContext, rawInput: unknown): ListReserv
   const repository = resolveRepository(ctx, input.repository);
   return ctx.db.read(() => {
     const { sender } = requireSession(ctx, input.as);
-    const rows = liveReservations(ctx.db, ctx.clock.now(), { repository: repository.id }).filter((r) => !input.mine || r.holder === sender);
+    const rows = liveReservations(ctx.db, ctx, { repository: repository.id }).filter((r) => !input.mine || r.holder === sender);
     const asked = patterns?.map((p) => ({ text: p, compiled: compilePattern(p) }));
     const reservations = rows.flatMap((row) => {
       if (asked === undefined) return [toReservation(row)];

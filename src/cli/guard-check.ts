@@ -9,6 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { hasReservations, liveReservations, type ReservationRow } from '../bus/reservations-live.js';
 import { PathIndex } from '../bus/reservations-path-index.js';
 import { findRepository } from '../bus/reservations-repository.js';
+import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { Database } from '../db/database.js';
 import { readFileState } from '../db/file-header.js';
@@ -81,8 +82,8 @@ export interface GuardCheckOptions {
   readonly config: Config;
   /** The committing agent, when known. */
   readonly committer: Committer | undefined;
-  /** Now, ms since the epoch. */
-  readonly now: number;
+  /** The time source: wall time for reservation expiry, monotonic time for judging the holders' sessions. */
+  readonly clock: Clock;
 }
 
 /** Runs the check. Throws on anything broken (git, the database); the command turns that into a warning. */
@@ -95,7 +96,7 @@ export async function checkCommit(options: GuardCheckOptions): Promise<GuardVerd
   let reservations: ReservationRow[];
   try {
     reservations = db.read(() =>
-      hasReservations(db) ? liveReservations(db, options.now, { repository: repository.id, exclusiveOnly: true }) : [],
+      hasReservations(db) ? liveReservations(db, { clock: options.clock, owner: 'guard' }, { repository: repository.id, exclusiveOnly: true }) : [],
     );
   } finally {
     db.close();

@@ -49,7 +49,7 @@ async function check(io: CliIo, flags: Record<string, unknown>): Promise<number>
   const now = io.clock.now();
   const committer = committingAgent(io.env, io.cwd, flags.as);
   const config = commandConfig(io, flags);
-  const verdict = await checkCommit({ cwd: io.cwd, env: io.env, config, committer, now });
+  const verdict = await checkCommit({ cwd: io.cwd, env: io.env, config, committer, clock: io.clock });
   if (verdict.kind === 'unchecked') {
     io.stderr.write(`agentbus guard: ${verdict.reason}; allowing the commit\n`);
     return 0;

@@ -59,8 +59,8 @@ export interface StatusReservation {
   readonly expires_at: string;
 }
 
-function readReservations(db: Database, now: number): StatusReservation[] {
-  return liveReservations(db, now).map((r) => ({
+function readReservations(db: Database, clock: Clock): StatusReservation[] {
+  return liveReservations(db, { clock, owner: 'status' }).map((r) => ({
     repository: r.repository,
     pattern: r.pattern,
     display_name: r.holder,
@@ -121,7 +121,7 @@ function readReport(db: Database, config: Config, clock: Clock, schemaVersion: n
         heartbeat_at: new Date(s.heartbeat).toISOString(),
       })),
       channels,
-      reservations: readReservations(db, clock.now()),
+      reservations: readReservations(db, clock),
     };
   });
 }

@@ -46,7 +46,7 @@ export function deleteStaleSessions(db: Database, by: StepObserver, limit: numbe
 /**
  * Deletes up to `limit` idempotency receipts older than `retentionMs` on this
  * tick's monotonic clock. A receipt made on a clock this one cannot compare
- * with (another boot, another machine, a row from before migration 0004) is
+ * with (another boot, another machine, a row from before migration 0007) is
  * first adopted: its age restarts at zero on this clock, so it is kept up to
  * one retention longer than asked, never shorter. Adoptions count as rows.
  */

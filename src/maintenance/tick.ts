@@ -137,7 +137,7 @@ export function createMaintenance(options: MaintenanceOptions): Maintenance {
       runChunks(db, chunk, { pastDeadline, lockTargetMs, afterChunk: () => mergeFtsLevels(db, pastDeadline, report) }, report);
 
     await step('stale_sessions', chunked((limit) => deleteStaleSessions(db, stepObserver, limit)));
-    await step('reservations', chunked((limit) => deleteDeadReservations(db, now, limit)));
+    await step('reservations', chunked((limit) => deleteDeadReservations(db, stepObserver, limit)));
     await step('expired_receipts', chunked((limit) => deleteExpiredReceipts(db, stepObserver, retentionMs, limit)));
     await step('idle_subscriptions', chunked((limit) => deleteIdleSubscriptions(db, now, config.cursor_idle_hours, limit)));
     await step('retention', chunkedWithMerge(retentionChunk(db, now, config.message_retention_hours)));

@@ -8,7 +8,7 @@ import { register, requireSession } from '../../src/bus/identity.js';
 import { receiptFingerprint } from '../../src/bus/receipts.js';
 import { send, SendInput } from '../../src/bus/send.js';
 import { loadConfig } from '../../src/config.js';
-import { defaultMigrationsDir } from '../../src/db/migrations.js';
+import { defaultMigrationsDir, loadMigrations } from '../../src/db/migrations.js';
 import { currentProcess } from '../../src/db/process-identity.js';
 import { createMemoryLogger } from '../../src/log.js';
 import { deleteExpiredReceipts } from '../../src/maintenance/stale-rows.js';
@@ -17,15 +17,16 @@ import { openTestDatabase, tempDir } from '../support/test-driver.js';
 
 const HOUR = 3_600_000;
 
-describe('migration 0004 on a database made before it', () => {
+describe('migration 0007 on a database made before it', () => {
   it('backs it up and upgrades it; old sessions are judged by watching their heartbeat, old receipts still replay and then age on this clock', async () => {
     const dir = tempDir();
-    const v3 = tempDir('agentbus-sql-');
-    for (const name of readdirSync(defaultMigrationsDir()).filter((n) => /^000[1-3]_/.test(n))) copyFileSync(join(defaultMigrationsDir(), name), join(v3, name));
+    const before = tempDir('agentbus-sql-');
+    const earlier = loadMigrations(defaultMigrationsDir()).filter((m) => m.version < 7);
+    for (const { name } of earlier) copyFileSync(join(defaultMigrationsDir(), name), join(before, name));
     const clock = new TestClock();
-    const old = await openTestDatabase(dir, { migrationsDir: v3 });
-    expect(old.migrations.version).toBe(3);
-    // What agentbus at schema 3 wrote: a session of a running agent, one of its messages and the receipt for it.
+    const old = await openTestDatabase(dir, { migrationsDir: before });
+    expect(old.migrations.version).toBe(earlier.at(-1)!.version);
+    // What agentbus before schema 7 wrote: a session of a running agent, one of its messages and the receipt for it.
     const raw = { as: 'Ann', channel: 'general', content: 'sent before the upgrade', idempotency_key: 'k-1' };
     const fingerprint = receiptFingerprint('send', { channel: 'general', ...toEnvelope(v.parse(SendInput, raw)) });
     old.db.transaction(() => {
@@ -45,7 +46,7 @@ describe('migration 0004 on a database made before it', () => {
     old.db.close();
 
     const upgraded = await openTestDatabase(dir);
-    expect(upgraded.migrations.applied).toEqual([4]);
+    expect(upgraded.migrations.applied).toEqual(loadMigrations(defaultMigrationsDir()).filter((m) => m.version >= 7).map((m) => m.version));
     expect(readdirSync(join(dir, 'backups'))).toHaveLength(1);
     const { db } = upgraded;
     const ctx = (owner: string): BusContext => ({

@@ -4,8 +4,10 @@ import { describe, expect, it } from 'vitest';
 import type { BusContext } from '../../src/bus/bus-context.js';
 import { heartbeat, register, SESSION_EXPIRY_MS } from '../../src/bus/identity.js';
 import { listReservations, release, reserve, MAX_RESERVATIONS_PER_HOLDER } from '../../src/bus/reservations.js';
+import { currentProcess } from '../../src/db/process-identity.js';
 import { createMaintenance } from '../../src/maintenance/tick.js';
 import { busError, createBus, type Bus } from '../bus/bus-fixture.js';
+import { deadProcess } from '../support/process-identities.js';
 import { tempDir } from '../support/test-driver.js';
 import { gitClone, gitRepo, gitWorktree } from './git-repo.js';
 
@@ -122,6 +124,28 @@ describe('reserve, renew, release, list (in process, real database and git)', ()
     expect(error.message).toMatch(/Bob's exclusive reservation "src\/a\.ts"/);
   });
 
+  it('a reservation ends at once when its holder is certainly dead, and a wall-clock jump ends no live holder\'s reservation', async () => {
+    const repo = gitRepo();
+    const bus = await createBus();
+    const crashed = await bus.process('owner-crashed', { workingDirectory: repo, processIdentity: await deadProcess() });
+    const running = await bus.process('owner-running', { workingDirectory: repo, processIdentity: currentProcess() });
+    const b = await bus.process('owner-b', { workingDirectory: repo });
+    register(crashed, { name: 'Carl' });
+    register(running, { name: 'Alice' });
+    register(b, { name: 'Bob' });
+    reserve(crashed, { as: 'Carl', paths: ['docs/**'], ttl_seconds: 86_400 });
+    reserve(running, { as: 'Alice', paths: ['src/**'], ttl_seconds: 86_400 });
+    // No time passes: Carl's process is gone, so his claim is too.
+    expect(listReservations(b, { as: 'Bob' }).reservations.map((r: Json) => r.display_name)).toEqual(['Alice']);
+    expect(reserve(b, { as: 'Bob', paths: ['docs/a.md'], ttl_seconds: 86_400 }).reservations).toHaveLength(1);
+    // The clock is set forward 2 h (well within the ttl, itself on the wall clock): Alice's heartbeat is 2 h old by the wall clock, which proves nothing.
+    bus.clock.jump(2 * 3_600_000);
+    expect((await busError(() => reserve(b, { as: 'Bob', paths: ['src/a.ts'] }))).code).toBe('conflict');
+    const tick = await createMaintenance({ db: b.db, config: bus.config, clock: bus.clock, log: b.log, owner: 'owner-b', processIdentity: undefined }).runTick();
+    expect(tick.steps.find((s) => s.name === 'reservations')?.rows).toBe(0);
+    expect(listReservations(running, { as: 'Alice', mine: true }).reservations.map((r: Json) => r.pattern)).toEqual(['src/**']);
+  });
+
   it('a reservation belongs to the process that holds the name: a name taken over by another process does not inherit it', async () => {
     const repo = gitRepo();
     const { bus, a } = await twoAgents(repo);
@@ -143,7 +167,7 @@ describe('reserve, renew, release, list (in process, real database and git)', ()
       released: ['docs/**'],
       not_held: ['docs/a.md', 'lib/**'],
     });
-    expect(reserve(b, { as: 'Bob', paths: ['docs/a.md'] }).reservations).toHaveLength(1);
+    expect(reserve(b, { as: 'Bob', paths: ['docs/a.md'], ttl_seconds: 86_400 }).reservations).toHaveLength(1);
     expect(release(a, { as: 'Alice' })).toEqual({ repository: join(repo, '.git'), released: ['README.md', 'src/**'], not_held: [] });
     expect(listReservations(a, { as: 'Alice' }).reservations.map((r) => r.display_name)).toEqual(['Bob', 'Bob']);
   });
@@ -241,7 +265,7 @@ describe('reserve, renew, release, list (in process, real database and git)', ()
     reserve(a, { as: 'Alice', paths: ['b/**'], ttl_seconds: 3600 });
     reserve(b, { as: 'Bob', paths: ['c/**'], ttl_seconds: 3600 });
     bus.clock.advance(20_000);
-    const maintenance = createMaintenance({ db: a.db, config: bus.config, clock: bus.clock, log: a.log, owner: 'owner-a' });
+    const maintenance = createMaintenance({ db: a.db, config: bus.config, clock: bus.clock, log: a.log, owner: 'owner-a', processIdentity: undefined });
     const first = await maintenance.runTick();
     expect(first.steps.find((s) => s.name === 'reservations')?.rows).toBe(1);
     const count = () => a.db.get<{ n: number }>('SELECT count(*) AS n FROM reservations')?.n;
@@ -250,7 +274,7 @@ describe('reserve, renew, release, list (in process, real database and git)', ()
     bus.clock.advance(SESSION_EXPIRY_MS);
     heartbeat(a);
     await maintenance.stop();
-    const second = await createMaintenance({ db: a.db, config: bus.config, clock: bus.clock, log: a.log, owner: 'owner-a' }).runTick();
+    const second = await createMaintenance({ db: a.db, config: bus.config, clock: bus.clock, log: a.log, owner: 'owner-a', processIdentity: undefined }).runTick();
     expect(second.steps.find((s) => s.name === 'reservations')?.rows).toBe(1);
     expect(a.db.all('SELECT pattern FROM reservations')).toEqual([{ pattern: 'b/**' }]);
   });
