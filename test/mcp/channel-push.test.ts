@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/open-database.js';
+import { resetDatabase } from '../../src/maintenance/reset.js';
 import { startMcp, type McpProcess } from '../support/mcp-process.js';
 import { tempDir, testDriverName } from '../support/test-driver.js';
 
@@ -133,24 +134,33 @@ describe('channel push', () => {
     expect(heard.events).toEqual([]);
   });
 
-  it('stops pushing to a name once it is lost to another process', async () => {
+  it('stops pushing to a name once it is no longer held, even when another process then holds it', async () => {
     const { dir, a, b, heard } = await pair();
     await a.call('send', { as: 'Ann', channel: 'general', content: 'first' });
     await until(() => heard.events.length === 1, 'the first event');
-    // B stalls (stopped, so its heartbeat cannot renew the name); Kim's heartbeat ages past the
-    // expiry and another process takes the name; then B runs again.
     const c = await startMcp(dir);
+    // B stalls (stopped, so its heartbeat does not move) and Kim's heartbeat ages far past the
+    // expiry: B still runs in this pid namespace, so it keeps the name, and C gets another one.
     process.kill(b.transport.pid!, 'SIGSTOP');
     try {
       const { db } = await openDatabase({ dataDir: dir, driver: testDriverName() });
-      db.transaction(() => db.run("UPDATE sessions SET heartbeat = heartbeat - 60000 WHERE sender = 'Kim'"));
+      db.transaction(() => db.run("UPDATE sessions SET heartbeat = heartbeat - 60000, heartbeat_mono = heartbeat_mono - 60000 WHERE sender = 'Kim'"));
       db.close();
-      expect(((await c.call('register', { name: 'Kim' })) as Json).display_name).toBe('Kim');
+      expect(((await c.call('register', { name: 'Kim' })) as Json).display_name).not.toBe('Kim');
     } finally {
       process.kill(b.transport.pid!, 'SIGCONT');
     }
+    // The name ends while B runs: an operator's reset removes every session (what
+    // `agentbus reset` does). C then takes Kim and subscribes, and a message arrives for Kim.
+    const { db } = await openDatabase({ dataDir: dir, driver: testDriverName() });
+    expect(resetDatabase(db).deleted.sessions).toBeGreaterThanOrEqual(3);
+    db.close();
+    expect(((await c.call('register', { name: 'Kim' })) as Json).display_name).toBe('Kim');
+    await c.call('subscribe', { as: 'Kim', channel: 'general' });
+    await a.call('register', { name: 'Ann' });
     await a.call('send', { as: 'Ann', channel: 'general', content: 'second' });
-    // B learns it lost the name on its next call; neither then nor after the push interval does it push.
+    expect(((await c.call('receive', { as: 'Kim' })) as Json).messages.map((m: Json) => m.content)).toEqual(['second']);
+    // B learns it no longer holds the name on its next call; neither then nor after the push interval does it push.
     expect(((await b.call('list_channels', { as: 'Kim' })) as Json).error.code).toBe('not_registered');
     await new Promise((r) => setTimeout(r, 2500));
     await b.call('list_channels', { as: 'Kim' });
