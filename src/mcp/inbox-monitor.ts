@@ -61,7 +61,7 @@ export interface InboxMonitor {
 interface PushMark {
   /** Messages up to this seq were pushed, or were unread before this process saw the subscription. */
   through: number;
-  /** When the last event for this subscription was sent, ms (clock time). */
+  /** When the last event for this subscription was sent, ms on the monotonic clock (a wall-clock jump must neither stall nor bunch pushes). */
   lastAt: number;
 }
 
@@ -134,12 +134,12 @@ export function createInboxMonitor(options: InboxMonitorOptions): InboxMonitor {
     dueTimer = setTimeout(() => {
       dueTimer = undefined;
       refresh();
-    }, Math.max(0, at - ctx.clock.now()));
+    }, Math.max(0, at - ctx.clock.monotonic()));
     dueTimer.unref();
   };
 
   const pushFrom = (names: NameState[]): void => {
-    const now = ctx.clock.now();
+    const now = ctx.clock.monotonic();
     const seen = new Set<string>();
     let nextDue = Infinity;
     for (const { name, subscriptions } of names) {
@@ -189,7 +189,7 @@ export function createInboxMonitor(options: InboxMonitorOptions): InboxMonitor {
   };
 
   const logFailure = (message: string, error: unknown): void => {
-    const now = ctx.clock.now();
+    const now = ctx.clock.monotonic();
     if (now - lastFailureLog < FAILURE_LOG_INTERVAL_MS) return;
     lastFailureLog = now;
     ctx.log.warn(message, { error: (error as Error).message });

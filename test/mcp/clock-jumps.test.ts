@@ -84,4 +84,29 @@ describe('wall-clock jumps, real processes', () => {
     expect(db.all("SELECT seq FROM messages WHERE content = 'exactly once'")).toEqual([{ seq: first.seq }]);
     db.close();
   });
+
+  it('a channel event comes one push interval after the last although the clock was set back 2 h between them', async () => {
+    const dir = tempDir();
+    const a = await startMcp(dir);
+    const b = await startShifted(dir, 0, -2 * HOUR);
+    const events: Json[] = [];
+    b.client.fallbackNotificationHandler = async (notification) => {
+      events.push(notification as Json);
+    };
+    await a.call('register', { name: 'Ann' });
+    await b.call('register', { name: 'Kim' });
+    await b.call('subscribe', { as: 'Kim', channel: 'general' });
+    const heard = async (count: number): Promise<void> => {
+      // Far beyond the 2 s push interval, far short of 2 h: an interval measured on the wall clock ends this wait.
+      for (const deadline = performance.now() + 20_000; events.length < count; await sleep(20)) {
+        if (performance.now() > deadline) throw new Error(`${events.length} channel event(s), waiting for ${count}`);
+      }
+    };
+    await a.call('send', { as: 'Ann', channel: 'general', content: 'first' });
+    await heard(1);
+    await jumpClock(b);
+    const { seq } = (await a.call('send', { as: 'Ann', channel: 'general', content: 'second' })) as Json;
+    await heard(2);
+    expect(events[1]!.params.meta).toMatchObject({ as: 'Kim', channel: 'general', seq: String(seq), count: '2' });
+  });
 });
