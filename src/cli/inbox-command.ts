@@ -153,8 +153,8 @@ function currentView(dataDir: string): { view: InboxView; harness: string | unde
   return { view: inboxView(inbox.files), harness: inbox.harness, skipped: inbox.skipped.map((s) => `${s.name}: ${s.reason}`).join('; ') };
 }
 
-/** Resolves at a change in the inbox folder, after `pollMs`, or at `untilMs`, whichever is first. */
-function inboxChange(dataDir: string, untilMs: number, pollMs: number): Promise<void> {
+/** Resolves at a change in the inbox folder, after `pollMs`, or after `maxMs`, whichever is first. */
+function inboxChange(dataDir: string, maxMs: number, pollMs: number): Promise<void> {
   return new Promise((resolve) => {
     let watcher: FSWatcher | undefined;
     const done = (): void => {
@@ -162,7 +162,7 @@ function inboxChange(dataDir: string, untilMs: number, pollMs: number): Promise<
       watcher?.close();
       resolve();
     };
-    const timer = setTimeout(done, Math.max(0, Math.min(pollMs, untilMs - Date.now())));
+    const timer = setTimeout(done, Math.max(0, Math.min(pollMs, maxMs)));
     try {
       watcher = watch(inboxDir(dataDir), { persistent: false }, done);
       watcher.on('error', done);
@@ -194,7 +194,8 @@ async function run(io: CliIo, flags: Record<string, unknown>, log: { current: La
   }
   const sessionId = input?.sessionId;
   const previous = sessionId === undefined ? { nudged: '', blocked: '' } : readHookState(dataDir, sessionId);
-  const waitUntil = Date.now() + (input !== undefined && hookKind(input.event ?? '') === 'stop' ? options.waitMs : 0);
+  // On the monotonic clock: setting the date back must not keep a harness waiting on its Stop hook.
+  const waitUntil = performance.now() + (input !== undefined && hookKind(input.event ?? '') === 'stop' ? options.waitMs : 0);
   const parent = process.ppid;
   for (;;) {
     const { view, harness, skipped } = currentView(dataDir);
@@ -216,8 +217,9 @@ async function run(io: CliIo, flags: Record<string, unknown>, log: { current: La
       return;
     }
     // The harness went away (this process was handed to init): nobody is waiting for the answer.
-    if (Date.now() >= waitUntil || process.ppid !== parent) return;
-    await inboxChange(dataDir, waitUntil, WAIT_POLL_MS);
+    const left = waitUntil - performance.now();
+    if (left <= 0 || process.ppid !== parent) return;
+    await inboxChange(dataDir, left, WAIT_POLL_MS);
   }
 }
 
