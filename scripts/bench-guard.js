@@ -106,7 +106,8 @@ try {
   writeFileSync(
     moduleScript,
     `const { guardCommand } = await import(${JSON.stringify(new URL('../dist/src/cli/guard-command.js', import.meta.url).href)});
-const code = await guardCommand({ stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd(), homeDir: process.env.HOME, clock: { now: () => Date.now() }, isTty: false, stdinIsTty: false }, {});
+const { systemClock } = await import(${JSON.stringify(new URL('../dist/src/clock.js', import.meta.url).href)});
+const code = await guardCommand({ stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd(), homeDir: process.env.HOME, clock: systemClock, isTty: false, stdinIsTty: false }, {});
 process.exitCode = code;\n`,
   );
 
