@@ -13,6 +13,7 @@ import { register, releaseSessions } from '../bus/identity.js';
 import { RateLimiter } from '../bus/rate-limiter.js';
 import { send, type SendResult } from '../bus/send.js';
 import type { Config } from '../config.js';
+import { currentProcess } from '../db/process-identity.js';
 import { embeddingPassSettled } from '../embeddings/embedding-pass.js';
 import { createFileLogger } from '../log.js';
 import { asCliError } from './bus-error-exit.js';
@@ -64,6 +65,8 @@ export async function postMessage(
     clock: io.clock,
     log,
     owner: randomUUID(),
+    // Recorded with the name, so the name is free at once if this process dies before releasing it.
+    processIdentity: currentProcess(),
     defaultContext: basename(io.cwd) || 'unknown',
     rateLimiter: new RateLimiter(config),
   };

@@ -16,7 +16,7 @@ export async function withReaderContext<T>(config: Config, io: CliIo, use: (ctx:
   const { db } = await openBusDatabase(config, io);
   const log = createFileLogger(config.data_directory, config.log_level);
   try {
-    return await use({ db, config, clock: io.clock, log, owner: randomUUID(), defaultContext: basename(io.cwd) || 'unknown' });
+    return await use({ db, config, clock: io.clock, log, owner: randomUUID(), processIdentity: undefined, defaultContext: basename(io.cwd) || 'unknown' });
   } finally {
     db.close();
     await log.close();

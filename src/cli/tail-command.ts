@@ -141,7 +141,7 @@ export async function tailCommand(io: CliIo, args: readonly string[], flags: Rec
     write(io, recent.messages, options, palette, true);
     let last = recent.last;
     while (options.follow && !signal.aborted) {
-      await waiter.waitForChange(Date.now() + 60_000, signal);
+      await waiter.waitForChange(60_000, signal);
       if (signal.aborted) break;
       for (;;) {
         const next = readAfter(db, options.filters, last);
