@@ -5,22 +5,14 @@
  * The process registers the name for the length of the send and releases it
  * afterwards, so the name is free again at once.
  */
-import { randomUUID } from 'node:crypto';
 import { userInfo } from 'node:os';
-import { basename } from 'node:path';
-import type { BusContext } from '../bus/bus-context.js';
-import { register, releaseSessions } from '../bus/identity.js';
-import { RateLimiter } from '../bus/rate-limiter.js';
 import { send, type SendResult } from '../bus/send.js';
 import type { Config } from '../config.js';
-import { currentProcess } from '../db/process-identity.js';
-import { embeddingPassSettled } from '../embeddings/embedding-pass.js';
-import { createFileLogger } from '../log.js';
 import { asCliError } from './bus-error-exit.js';
-import { openBusDatabase } from './bus-database.js';
 import { commandConfig, flagSet } from './cli-config.js';
 import { CliError } from './cli-error.js';
 import type { CliIo } from './cli-io.js';
+import { withPersonContext } from './person-context.js';
 
 /** The name a person posts as without --as: the OS user name. */
 export function humanName(io: CliIo): string {
@@ -57,40 +49,18 @@ export async function postMessage(
   io: CliIo,
   message: { name: string; channel: string; content: string; replyTo?: number; idempotencyKey?: string },
 ): Promise<SendResult & { as: string }> {
-  const { db } = await openBusDatabase(config, io);
-  const log = createFileLogger(config.data_directory, config.log_level);
-  const ctx: BusContext = {
-    db,
-    config,
-    clock: io.clock,
-    log,
-    owner: randomUUID(),
-    // Recorded with the name, so the name is free at once if this process dies before releasing it.
-    processIdentity: currentProcess(),
-    defaultContext: basename(io.cwd) || 'unknown',
-    rateLimiter: new RateLimiter(config),
-  };
-  try {
-    const { display_name: as } = await asCliError(() => register(ctx, { name: message.name }));
-    try {
-      const result = await asCliError(() =>
-        send(ctx, {
-          as,
-          channel: message.channel,
-          content: message.content,
-          ...(message.replyTo === undefined ? {} : { reply_to: message.replyTo }),
-          ...(message.idempotencyKey === undefined ? {} : { idempotency_key: message.idempotencyKey }),
-        }),
-      );
-      return { ...result, as };
-    } finally {
-      releaseSessions(ctx);
-    }
-  } finally {
-    await embeddingPassSettled(db);
-    db.close();
-    await log.close();
-  }
+  return withPersonContext(config, io, message.name, async (ctx, as) => {
+    const result = await asCliError(() =>
+      send(ctx, {
+        as,
+        channel: message.channel,
+        content: message.content,
+        ...(message.replyTo === undefined ? {} : { reply_to: message.replyTo }),
+        ...(message.idempotencyKey === undefined ? {} : { idempotency_key: message.idempotencyKey }),
+      }),
+    );
+    return { ...result, as };
+  });
 }
 
 /** Runs `agentbus post CHANNEL [TEXT]`. */
