@@ -13,7 +13,7 @@
 // 3. dist/bundle/THIRD-PARTY-NOTICES.txt: the licence of every package inlined.
 //   node scripts/build.js [--skip-tsc]
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -53,7 +53,7 @@ const siblings = {
 const LAZY_BUILTINS = {
   child_process: ['exec', 'execFileSync', 'spawn', 'spawnSync'],
   zlib: ['createGzip'],
-  crypto: ['createHash', 'randomBytes', 'randomFillSync', 'randomUUID'],
+  crypto: ['createHash', 'randomBytes', 'randomFillSync', 'randomUUID', 'timingSafeEqual'],
 };
 const lazyBuiltins = {
   name: 'agentbus-lazy-builtins',
@@ -101,6 +101,9 @@ for (const command of commands) {
 }
 // The runtime fetches its binary relative to its own module (import.meta.url).
 copyFileSync(join(sqliteDir, 'dist', 'sqlite3.wasm'), join(out, 'sqlite3.wasm'));
+// The web console's page (`agentbus web`): served as they are, from beside the web command's bundle.
+mkdirSync(join(out, 'web-console'));
+for (const file of ['index.html', 'app.js', 'app.css']) copyFileSync(join(root, 'src', 'web', 'static', file), join(out, 'web-console', file));
 
 /** The packages inlined into the bundle, from esbuild's record of its inputs. */
 function bundledPackages() {

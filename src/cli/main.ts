@@ -201,6 +201,17 @@ const COMMANDS: Readonly<Record<string, CommandSpec>> = {
     examples: ['memory', 'memory list --channel memory', 'memory show 42', 'memory history 42 --json'],
     load: async () => (await import('./entries/memory.js')).run,
   },
+  web: {
+    usage: 'web',
+    describe: `Serve the web console on 127.0.0.1 until Ctrl-C: live sessions, channels with their messages as they commit, threads, memories and their revisions, search, capacity and notices, file reservations; post, reply, edit or delete a memory from the page. Prints the URL to open, with a token made for this run that every request must carry. Everything the page needs is served by agentbus (works offline). ${EXIT_TEXT}`,
+    options: [
+      CONFIG_OPTION,
+      { flag: '--port', description: 'The port on 127.0.0.1 (default 0: any free port)', value: 'a port number, e.g. --port 7420' },
+      { flag: '--as', description: 'The name posts and memory edits are sent as (default: the OS user name)', value: 'a display name, e.g. --as Dana' },
+    ],
+    examples: ['web', 'web --port 7420', 'web --as Dana'],
+    load: async () => (await import('./entries/web.js')).run,
+  },
 };
 
 const GLOBAL_FLAGS = new Set(['-h', '--help', '-v', '--version']);

@@ -83,7 +83,8 @@ function formatReservations(reservations: readonly StatusReservation[], now: num
   );
 }
 
-function readReport(db: Database, config: Config, clock: Clock, schemaVersion: number): StatusReport {
+/** The report of a database that exists (status, and the web console's state), read in one read transaction. */
+export function readReport(db: Database, config: Config, clock: Clock, schemaVersion: number): StatusReport {
   return db.read(() => {
     const usage = capacityUsage(db, config);
     const channels = db.all<{ name: string; kind: string; messages: number; subscribers: number }>(

@@ -1,0 +1,39 @@
+/**
+ * `agentbus web`: the web console, served on 127.0.0.1 until Ctrl-C. Prints
+ * the URL with a token made for this run; every request must carry it.
+ */
+import { randomBytes } from 'node:crypto';
+import { createFileLogger } from '../log.js';
+import { startWebServer } from '../web/web-server.js';
+import { openBusDatabase } from './bus-database.js';
+import { commandConfig } from './cli-config.js';
+import { CliError } from './cli-error.js';
+import type { CliIo } from './cli-io.js';
+import { humanName } from './post-command.js';
+
+function portFlag(value: unknown): number {
+  if (value === undefined) return 0;
+  const text = String(value);
+  if (!/^\d{1,5}$/.test(text) || Number(text) > 65535) throw new CliError('usage', `--port must be a port number from 0 to 65535 (0: any free port); got "${text}"`);
+  return Number(text);
+}
+
+/** Runs `agentbus web` until `signal` aborts; `staticDir` holds the page's files. */
+export async function webCommand(io: CliIo, flags: Record<string, unknown>, signal: AbortSignal, staticDir: string): Promise<number> {
+  const config = commandConfig(io, flags);
+  const port = portFlag(flags.port);
+  const person = flags.as === undefined ? humanName(io) : String(flags.as);
+  const { db, schemaVersion } = await openBusDatabase(config, io);
+  const log = createFileLogger(config.data_directory, config.log_level);
+  try {
+    const server = await startWebServer({ config, io, db, schemaVersion, log, token: randomBytes(24).toString('base64url'), port, staticDir, person });
+    io.stdout.write(`agentbus web console: ${server.url}\n`);
+    io.stderr.write(`agentbus: serving 127.0.0.1:${server.port} until Ctrl-C; the token in the URL is required on every request (posts are sent as "${person}")\n`);
+    if (!signal.aborted) await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    await server.close();
+    return 0;
+  } finally {
+    db.close();
+    await log.close();
+  }
+}
