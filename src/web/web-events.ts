@@ -53,8 +53,13 @@ export function startEventHub(db: Database, waiter: ChangeWaiter, readState: () 
   const loop = (async () => {
     while (!stop.signal.aborted) {
       await waiter.waitForChange(Date.now() + STATE_EVERY_MS, stop.signal);
-      if (stop.signal.aborted || clients.size === 0) continue;
+      if (stop.signal.aborted) continue;
       try {
+        if (clients.size === 0) {
+          // Nobody to tell: a page that opens later loads the recent rows itself and follows from here.
+          last = db.read(() => db.get<{ seq: number | null }>('SELECT max(seq) AS seq FROM messages')?.seq ?? 0);
+          continue;
+        }
         let changed = false;
         for (;;) {
           const messages = readAfter();
