@@ -7,7 +7,7 @@ import { receive } from '../../src/bus/receive.js';
 import { systemClock } from '../../src/clock.js';
 import { fixturePath } from '../support/child-process.js';
 import { testDriverName } from '../support/test-driver.js';
-import { createBus } from './bus-fixture.js';
+import { createBus } from '../support/bus.js';
 
 // Waits here use a poll and a longest wait far beyond the test timeout, so only the event under test can end them.
 const FAR = 10 * 60_000;

@@ -3,7 +3,9 @@ import { createChannel, listChannels, subscribe, unsubscribe } from '../../src/b
 import { register } from '../../src/bus/identity.js';
 import { receive } from '../../src/bus/receive.js';
 import { send } from '../../src/bus/send.js';
-import { busError, createBus } from './bus-fixture.js';
+import { createBus } from '../support/bus.js';
+import { BusError } from '../../src/bus/bus-error.js';
+import { expectError } from '../support/expect-error.js';
 
 async function twoAgents() {
   const bus = await createBus();
@@ -18,7 +20,7 @@ describe('create_channel', () => {
     const { a, b } = await twoAgents();
     expect(createChannel(a, { as: 'Sam', name: 'lobby' })).toEqual({ name: 'lobby', kind: 'ordinary', created: true });
     expect(createChannel(b, { as: 'Kim', name: 'lobby', kind: 'ordinary' })).toEqual({ name: 'lobby', kind: 'ordinary', created: false });
-    const error = await busError(() => createChannel(b, { as: 'Kim', name: 'lobby', kind: 'memory' }));
+    const error = await expectError(() => createChannel(b, { as: 'Kim', name: 'lobby', kind: 'memory' }), BusError);
     expect([error.code, error.field]).toEqual(['conflict', 'name']);
     expect(createChannel(a, { as: 'Sam', name: 'notes', kind: 'memory' }).created).toBe(true);
   });
@@ -26,12 +28,12 @@ describe('create_channel', () => {
   it('rejects bad channel names and kinds, naming the field, and creates nothing', async () => {
     const { a } = await twoAgents();
     for (const channel of ['', '-x', 'a b', 'a/b', 'x'.repeat(129), 'ünï']) {
-      expect((await busError(() => createChannel(a, { as: 'Sam', name: channel }))).field).toBe('name');
+      expect((await expectError(() => createChannel(a, { as: 'Sam', name: channel }), BusError)).field).toBe('name');
     }
-    expect((await busError(() => createChannel(a, { as: 'Sam', name: 'ok', kind: 'queue' }))).field).toBe('kind');
-    expect((await busError(() => createChannel(a, { name: 'ok' }))).field).toBe('as');
+    expect((await expectError(() => createChannel(a, { as: 'Sam', name: 'ok', kind: 'queue' }), BusError)).field).toBe('kind');
+    expect((await expectError(() => createChannel(a, { name: 'ok' }), BusError)).field).toBe('as');
     // `channel` is the field of every other operation; create_channel takes `name`, as in the design.
-    const misnamed = await busError(() => createChannel(a, { as: 'Sam', channel: 'ok' }));
+    const misnamed = await expectError(() => createChannel(a, { as: 'Sam', channel: 'ok' }), BusError);
     expect([misnamed.code, misnamed.field]).toEqual(['validation', 'name']);
     expect(a.db.get('SELECT count(*) AS n FROM channels')).toEqual({ n: 2 }); // only the two default channels
   });
@@ -88,7 +90,7 @@ describe('subscribe and unsubscribe', () => {
       () => unsubscribe(a, { as: 'Sam', channel: 'nope' }),
       () => send(a, { as: 'Sam', channel: 'nope', content: 'x' }),
     ]) {
-      const error = await busError(op);
+      const error = await expectError(op, BusError);
       expect(error.code).toBe('not_found');
       expect(error.field).toBe('channel');
     }

@@ -5,7 +5,9 @@ import { register } from '../../src/bus/identity.js';
 import { receive } from '../../src/bus/receive.js';
 import { send } from '../../src/bus/send.js';
 import type { Config } from '../../src/config.js';
-import { busError, createBus } from './bus-fixture.js';
+import { createBus } from '../support/bus.js';
+import { BusError } from '../../src/bus/bus-error.js';
+import { expectError } from '../support/expect-error.js';
 
 async function setup(overrides: Partial<Config> = {}) {
   const bus = await createBus(overrides);
@@ -64,9 +66,9 @@ describe('history', () => {
 
   it('validates its input and needs an existing channel', async () => {
     const { b } = await setup({ receive_max_count: 5 });
-    expect((await busError(() => history(b, { as: 'Kim', channel: 'general', before: 3, after: 1 }))).field).toBe('before');
-    expect((await busError(() => history(b, { as: 'Kim', channel: 'general', count: 6 }))).field).toBe('count');
-    expect((await busError(() => history(b, { as: 'Kim', channel: 'general', before: 0 }))).field).toBe('before');
-    expect((await busError(() => history(b, { as: 'Kim', channel: 'nope' }))).code).toBe('not_found');
+    expect((await expectError(() => history(b, { as: 'Kim', channel: 'general', before: 3, after: 1 }), BusError)).field).toBe('before');
+    expect((await expectError(() => history(b, { as: 'Kim', channel: 'general', count: 6 }), BusError)).field).toBe('count');
+    expect((await expectError(() => history(b, { as: 'Kim', channel: 'general', before: 0 }), BusError)).field).toBe('before');
+    expect((await expectError(() => history(b, { as: 'Kim', channel: 'nope' }), BusError)).code).toBe('not_found');
   });
 });

@@ -7,7 +7,9 @@ import { send } from '../../src/bus/send.js';
 import { currentProcess } from '../../src/db/process-identity.js';
 import { deadProcess } from '../support/process-identities.js';
 import { TestClock } from '../support/test-clock.js';
-import { busError, createBus } from './bus-fixture.js';
+import { createBus } from '../support/bus.js';
+import { BusError } from '../../src/bus/bus-error.js';
+import { expectError } from '../support/expect-error.js';
 
 const HOUR = 3_600_000;
 
@@ -60,10 +62,10 @@ describe('register', () => {
     expect(register(b, { name: 'Sam', parent: undefined }).display_name).toBe('Sam2');
     const c = await bus.process('C');
     expect(register(c, { name: 'Sam' }).display_name).toBe('Sam');
-    const lost = await busError(() => requireSession(a, 'Sam'));
+    const lost = await expectError(() => requireSession(a, 'Sam'), BusError);
     expect(lost.code).toBe('not_registered');
     expect(lost.field).toBe('as');
-    expect((await busError(() => createChannel(a, { as: 'Sam', name: 'general' }))).code).toBe('not_registered');
+    expect((await expectError(() => createChannel(a, { as: 'Sam', name: 'general' }), BusError)).code).toBe('not_registered');
     // The stalled process's heartbeat no longer touches the name it lost.
     expect(heartbeat(a)).toBe(0);
   });
@@ -85,16 +87,16 @@ describe('register', () => {
     const bus = await createBus();
     const a = await bus.process('A');
     for (const name of ['a/b', 'a\nb', '', 'é'.repeat(65), 'x'.repeat(129)]) {
-      const error = await busError(() => register(a, { name }));
+      const error = await expectError(() => register(a, { name }), BusError);
       expect(error.code).toBe('validation');
       expect(error.field).toBe('name');
     }
     expect(register(a, { name: 'é'.repeat(64) }).display_name).toBe('é'.repeat(64));
-    expect((await busError(() => register(a, { name: 'Sam', extra: 1 }))).field).toBe('extra');
-    expect((await busError(() => register(a, { name: 'Sam', resume: 'yes' }))).field).toBe('resume');
-    expect((await busError(() => register(a, { name: 'Sam', parent: 'a//b' }))).field).toBe('parent');
-    expect((await busError(() => register(a, {}))).field).toBe('name');
-    expect((await busError(() => register(a, 'Sam'))).field).toBe('arguments');
+    expect((await expectError(() => register(a, { name: 'Sam', extra: 1 }), BusError)).field).toBe('extra');
+    expect((await expectError(() => register(a, { name: 'Sam', resume: 'yes' }), BusError)).field).toBe('resume');
+    expect((await expectError(() => register(a, { name: 'Sam', parent: 'a//b' }), BusError)).field).toBe('parent');
+    expect((await expectError(() => register(a, {}), BusError)).field).toBe('name');
+    expect((await expectError(() => register(a, 'Sam'), BusError)).field).toBe('arguments');
     expect(a.db.get('SELECT count(*) AS n FROM sessions')).toEqual({ n: 1 });
   });
 });
@@ -149,7 +151,7 @@ describe('who holds a name', () => {
     expect([again.redelivered, again.batch_token, again.messages.map((m) => m.seq)]).toEqual([true, batch.batch_token, [task.seq]]);
     expect(await send(restarted, report)).toEqual(sent);
     expect(restarted.db.get("SELECT count(*) AS n FROM messages WHERE content = 'report'")).toEqual({ n: 1 });
-    expect((await busError(() => requireSession(crashed, 'Worker'))).code).toBe('not_registered');
+    expect((await expectError(() => requireSession(crashed, 'Worker'), BusError)).code).toBe('not_registered');
   });
 
   it('a live owner in this realm keeps its name however old its heartbeat, and a clock set forward changes nothing', async () => {
@@ -181,7 +183,7 @@ describe('who holds a name', () => {
     bus.clock.advance(1);
     const d = await bus.process('D');
     expect(register(d, { name: 'Ann' }).display_name).toBe('Ann');
-    expect((await busError(() => requireSession(container, 'Ann'))).code).toBe('not_registered');
+    expect((await expectError(() => requireSession(container, 'Ann'), BusError)).code).toBe('not_registered');
   });
 
   it('an owner on a monotonic clock this process cannot read is judged by watching its heartbeat change', async () => {
@@ -213,7 +215,7 @@ describe('who holds a name', () => {
     expect(await registerHere()).toBe('Ann5');
     bus.clock.advance(1);
     expect(await registerHere()).toBe('Ann');
-    expect((await busError(() => requireSession(owner, 'Ann'))).code).toBe('not_registered');
+    expect((await expectError(() => requireSession(owner, 'Ann'), BusError)).code).toBe('not_registered');
     expect(heartbeat(owner)).toBe(0);
   });
 
@@ -255,6 +257,6 @@ describe('discover', () => {
     const bus = await createBus({ discovery_enabled: false });
     const a = await bus.process('A');
     register(a, { name: 'Sam' });
-    expect((await busError(() => discover(a, { as: 'Sam' }))).code).toBe('validation');
+    expect((await expectError(() => discover(a, { as: 'Sam' }), BusError)).code).toBe('validation');
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { candidateDisplayName, checkDisplayName, checkName, isCandidateOf, isChannelName } from '../../src/bus/names.js';
-import { busError } from './bus-fixture.js';
+import { BusError } from '../../src/bus/bus-error.js';
+import { expectError } from '../support/expect-error.js';
 
 describe('names', () => {
   it('suffixes top-level names with a number and children with -N', () => {
@@ -22,11 +23,11 @@ describe('names', () => {
     checkName('name', 'a'.repeat(128));
     checkName('name', '名前');
     for (const bad of ['', 'a'.repeat(129), '€'.repeat(43), 'a\u0007', 'a\u0085', 'a/b']) {
-      expect((await busError(() => checkName('name', bad))).field).toBe('name');
+      expect((await expectError(() => checkName('name', bad), BusError)).field).toBe('name');
     }
     checkDisplayName('parent', 'Sam2/task-3/sub');
     for (const bad of ['/Sam', 'Sam//x', 'Sam/', 'x'.repeat(1025), 'a\tb']) {
-      expect((await busError(() => checkDisplayName('parent', bad))).field).toBe('parent');
+      expect((await expectError(() => checkDisplayName('parent', bad), BusError)).field).toBe('parent');
     }
   });
 

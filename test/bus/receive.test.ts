@@ -8,7 +8,9 @@ import { send } from '../../src/bus/send.js';
 import { systemClock } from '../../src/clock.js';
 import type { Config } from '../../src/config.js';
 import { deleteIdleSubscriptions } from '../../src/maintenance/stale-rows.js';
-import { busError, createBus } from './bus-fixture.js';
+import { createBus } from '../support/bus.js';
+import { BusError } from '../../src/bus/bus-error.js';
+import { expectError } from '../support/expect-error.js';
 
 async function setup(overrides: Partial<Config> = {}) {
   const bus = await createBus(overrides);
@@ -79,7 +81,7 @@ describe('receive and acknowledge', () => {
     await say(a, 'general', 'g1');
     await say(a, 'builds', 'b1');
     expect(contents(await receive(b, { as: 'Kim', channels: ['builds'] }))).toEqual(['b1']);
-    const error = await busError(() => receive(b, { as: 'Kim', channels: ['other'] }));
+    const error = await expectError(() => receive(b, { as: 'Kim', channels: ['other'] }), BusError);
     expect([error.code, error.field]).toEqual(['not_found', 'channels']);
   });
 
@@ -148,13 +150,13 @@ describe('receive and acknowledge', () => {
 
   it('validates count and wait_seconds against the configuration, naming the field', async () => {
     const { b } = await setup({ receive_max_count: 10, receive_max_wait_seconds: 5 });
-    expect((await busError(() => receive(b, { as: 'Kim', count: 11 }))).field).toBe('count');
-    expect((await busError(() => receive(b, { as: 'Kim', count: 0 }))).field).toBe('count');
-    expect((await busError(() => receive(b, { as: 'Kim', wait_seconds: 6 }))).field).toBe('wait_seconds');
-    expect((await busError(() => receive(b, { as: 'Kim', ack: '' }))).field).toBe('ack');
-    expect((await busError(() => receive(b, { as: 'Kim', channels: [] }))).field).toBe('channels');
-    expect((await busError(() => receive(b, { as: 'Kim', wait: 1 }))).field).toBe('wait');
-    expect((await busError(() => receive(b, { as: 'Sam' }))).code).toBe('not_registered');
+    expect((await expectError(() => receive(b, { as: 'Kim', count: 11 }), BusError)).field).toBe('count');
+    expect((await expectError(() => receive(b, { as: 'Kim', count: 0 }), BusError)).field).toBe('count');
+    expect((await expectError(() => receive(b, { as: 'Kim', wait_seconds: 6 }), BusError)).field).toBe('wait_seconds');
+    expect((await expectError(() => receive(b, { as: 'Kim', ack: '' }), BusError)).field).toBe('ack');
+    expect((await expectError(() => receive(b, { as: 'Kim', channels: [] }), BusError)).field).toBe('channels');
+    expect((await expectError(() => receive(b, { as: 'Kim', wait: 1 }), BusError)).field).toBe('wait');
+    expect((await expectError(() => receive(b, { as: 'Sam' }), BusError)).code).toBe('not_registered');
   });
 
   it('tells a sender with no subscriptions to subscribe, without waiting', async () => {
@@ -247,7 +249,7 @@ describe('notices', () => {
     expect(named.notices).toEqual([{ kind: 'expired', channel: 'general', message: expect.any(String) }]);
     expect(named.instruction).toEqual(expect.any(String));
     // Reported once: now it is simply a channel Kim is not subscribed to.
-    expect(await busError(() => receive(b, { as: 'Kim', channels: ['general'] }))).toMatchObject({ code: 'not_found' });
+    expect(await expectError(() => receive(b, { as: 'Kim', channels: ['general'] }), BusError)).toMatchObject({ code: 'not_found' });
 
     // A new subscription answers the expiry of `builds`: no stale notice afterwards.
     subscribe(b, { as: 'Kim', channel: 'builds' });

@@ -7,7 +7,9 @@ import { receive } from '../../src/bus/receive.js';
 import { send } from '../../src/bus/send.js';
 import type { Config } from '../../src/config.js';
 import { deleteExpiredReceipts } from '../../src/maintenance/stale-rows.js';
-import { busError, createBus } from './bus-fixture.js';
+import { createBus } from '../support/bus.js';
+import { BusError } from '../../src/bus/bus-error.js';
+import { expectError } from '../support/expect-error.js';
 
 async function setup(overrides: Partial<Config> = {}, withLimiter = false) {
   const bus = await createBus(overrides);
@@ -74,10 +76,10 @@ describe('send', () => {
 
   it('refuses an envelope over max_message_kib, naming the field, and stores nothing', async () => {
     const { a } = await setup({ max_message_kib: 1 });
-    const big = await busError(() => send(a, { as: 'Sam', channel: 'general', content: 'x'.repeat(1024) }));
+    const big = await expectError(() => send(a, { as: 'Sam', channel: 'general', content: 'x'.repeat(1024) }), BusError);
     expect(big.code).toBe('validation');
     expect(big.field).toBe('content');
-    const meta = await busError(() => send(a, { as: 'Sam', channel: 'general', content: 'x', metadata: { k: 'v'.repeat(1100) } }));
+    const meta = await expectError(() => send(a, { as: 'Sam', channel: 'general', content: 'x', metadata: { k: 'v'.repeat(1100) } }), BusError);
     expect(meta.field).toBe('metadata');
     expect(count(a)).toEqual({ n: 0 });
     // The limit covers the complete serialized envelope, so a message just under it fits.
@@ -101,7 +103,7 @@ describe('send', () => {
       [{ as: 'Sam', channel: 'general', content: 'x', idempotency_key: 'k'.repeat(257) }, 'idempotency_key'],
     ];
     for (const [input, field] of cases) {
-      const error = await busError(() => send(a, input));
+      const error = await expectError(() => send(a, input), BusError);
       expect([error.code, error.field]).toEqual(['validation', field]);
     }
     expect(count(a)).toEqual({ n: 0 });
@@ -109,8 +111,8 @@ describe('send', () => {
 
   it('is not_registered for a name this process does not hold', async () => {
     const { a, b } = await setup();
-    expect((await busError(() => send(b, { as: 'Sam', channel: 'general', content: 'x' }))).code).toBe('not_registered');
-    expect((await busError(() => send(a, { as: 'Nobody', channel: 'general', content: 'x' }))).code).toBe('not_registered');
+    expect((await expectError(() => send(b, { as: 'Sam', channel: 'general', content: 'x' }), BusError)).code).toBe('not_registered');
+    expect((await expectError(() => send(a, { as: 'Nobody', channel: 'general', content: 'x' }), BusError)).code).toBe('not_registered');
   });
 });
 
@@ -123,7 +125,7 @@ describe('idempotency receipts', () => {
     // Key order does not change the fingerprint.
     expect(await send(a, { idempotency_key: 'k1', metadata: { b: '2', a: '1' }, content: 'once', channel: 'general', as: 'Sam' })).toEqual(first);
     expect(count(a)).toEqual({ n: 1 });
-    const conflict = await busError(() => send(a, { ...input, content: 'twice' }));
+    const conflict = await expectError(() => send(a, { ...input, content: 'twice' }), BusError);
     expect([conflict.code, conflict.field]).toEqual(['conflict', 'idempotency_key']);
     // Keys are scoped to the sender.
     const other = await send(b, { ...input, as: 'Kim' });
@@ -166,21 +168,21 @@ describe('rate limits', () => {
     await send(a, keyed);
     await send(a, { as: 'Sam', channel: 'general', content: '2' });
     await send(a, { as: 'Sam', channel: 'general', content: '3' });
-    const limited = await busError(() => send(a, { as: 'Sam', channel: 'general', content: '4' }));
+    const limited = await expectError(() => send(a, { as: 'Sam', channel: 'general', content: '4' }), BusError);
     expect([limited.code, limited.retryable]).toEqual(['rate_limited', true]);
     // A replay is answered from its receipt, uncharged, even while limited.
     await send(a, keyed);
     expect(count(a)).toEqual({ n: 3 });
     bus.clock.advance(334);
     await send(a, { as: 'Sam', channel: 'general', content: '5' });
-    expect((await busError(() => send(a, { as: 'Sam', channel: 'general', content: '6' }))).code).toBe('rate_limited');
+    expect((await expectError(() => send(a, { as: 'Sam', channel: 'general', content: '6' }), BusError)).code).toBe('rate_limited');
   });
 
   it('refills on the monotonic clock: setting the date back does not hold a sender back for hours', async () => {
     const { bus, a } = await setup({ send_messages_per_second: 2 }, true);
     await send(a, { as: 'Sam', channel: 'general', content: '1' });
     await send(a, { as: 'Sam', channel: 'general', content: '2' });
-    expect((await busError(() => send(a, { as: 'Sam', channel: 'general', content: '3' }))).code).toBe('rate_limited');
+    expect((await expectError(() => send(a, { as: 'Sam', channel: 'general', content: '3' }), BusError)).code).toBe('rate_limited');
     bus.clock.jump(-2 * 3_600_000);
     bus.clock.advance(500);
     expect((await send(a, { as: 'Sam', channel: 'general', content: '3' })).seq).toEqual(expect.any(Number));

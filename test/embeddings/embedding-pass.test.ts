@@ -8,7 +8,8 @@ import {
 } from '../../src/embeddings/embedding-pass.js';
 import { createMaintenance } from '../../src/maintenance/tick.js';
 import { startEmbeddingsServer, type EmbeddingsServer } from '../support/embeddings-server.js';
-import { busFixture, channel, embeddedSeqs, insertMessage, registerAs, withConfig, type Fixture } from '../memories/fixture.js';
+import { busFixture, channel, registerAs, withConfig, type Fixture } from '../support/bus.js';
+import { embeddedSeqs, insertMessage } from '../support/rows.js';
 
 let server: EmbeddingsServer;
 let fx: Fixture;

@@ -4,7 +4,10 @@ import type { Database } from '../../src/db/database.js';
 import { capacityUsage, ensureCapacity } from '../../src/maintenance/capacity.js';
 import { readCapacityNotice } from '../../src/maintenance/capacity-notice.js';
 import { emptyStep } from '../../src/maintenance/step-report.js';
-import { addChannel, addMessages, addRevision, count, evictedBefore, ftsIntegrity, maintenanceFor, T0, testClock, testConfig, testDb } from './helpers.js';
+import { maintenanceFor, T0, testDb } from '../support/maintenance.js';
+import { addChannel, addMessages, addRevision, count, evictedBefore, ftsIntegrity } from '../support/rows.js';
+import { TestClock } from '../support/test-clock.js';
+import { testConfig } from '../support/test-config.js';
 
 // A budget far below the config file's minimum (64 MiB) keeps the test database small.
 const BUDGET_MIB = 1;
@@ -34,7 +37,7 @@ describe('capacity', () => {
     const pragmaUsage = () => (Number(db.pragma('page_count')) - Number(db.pragma('freelist_count'))) * Number(db.pragma('page_size'));
     expect(before.usedBytes).toBe(pragmaUsage());
 
-    const report = await maintenanceFor(db, config, testClock()).runTick();
+    const report = await maintenanceFor(db, config, new TestClock({ start: T0 })).runTick();
     const step = report.steps.find((s) => s.name === 'capacity');
     expect(step?.rows).toBeGreaterThan(0);
     expect(step?.error).toBeUndefined();
@@ -78,7 +81,7 @@ describe('capacity', () => {
 
   it('capacity_exhausted when live memories fill the budget: ordinary messages go, memories stay, the notice is set and later cleared', async () => {
     const { db, dir } = await testDb();
-    const clock = testClock();
+    const clock = new TestClock({ start: T0 });
     const config = testConfig(dir, { sqlite_budget_mib: BUDGET_MIB });
     addChannel(db, 'a');
     addChannel(db, 'mem', 'memory');
@@ -122,7 +125,7 @@ describe('capacity', () => {
     const config = testConfig(dir, { sqlite_budget_mib: BUDGET_MIB });
     addChannel(db, 'mem', 'memory');
     fillMemories(db, 2_500);
-    const report = await maintenanceFor(db, config, testClock()).runTick();
+    const report = await maintenanceFor(db, config, new TestClock({ start: T0 })).runTick();
     expect(report.capacityNotice).toBe(true);
     expect(count(db, 'SELECT count(*) AS n FROM messages')).toBe(2_500);
     db.close();

@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { capacityUsage } from '../../src/maintenance/capacity.js';
 import { startFixture, waitForExit, waitForLine } from '../support/child-process.js';
-import { addChannel, addMessages, count, evictedBefore, ftsIntegrity, HOUR, maintenanceFor, testConfig, testDb } from './helpers.js';
+import { HOUR, maintenanceFor, testDb } from '../support/maintenance.js';
+import { addChannel, addMessages, count, evictedBefore, ftsIntegrity } from '../support/rows.js';
+import { testConfig } from '../support/test-config.js';
 
 const WRITER = '../maintenance/children/writer-child.js';
 

@@ -1,10 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { addChannel, addMessages, count, evictedBefore, HOUR, maintenanceFor, T0, testClock, testConfig, testDb } from './helpers.js';
+import { HOUR, maintenanceFor, T0, testDb } from '../support/maintenance.js';
+import { addChannel, addMessages, count, evictedBefore } from '../support/rows.js';
+import { TestClock } from '../support/test-clock.js';
+import { testConfig } from '../support/test-config.js';
 
 describe('tick deadline', () => {
   it('stops at half the interval and the next tick resumes where it left off', async () => {
     const { db, dir } = await testDb();
-    const clock = testClock();
+    const clock = new TestClock({ start: T0 });
     const config = testConfig(dir, { message_retention_hours: 1, cleanup_interval_seconds: 60 });
     addChannel(db, 'a');
     const old = addMessages(db, 'a', 3_500, T0 - 2 * HOUR);
@@ -42,7 +45,7 @@ describe('tick deadline', () => {
         throw new Error('endpoint down');
       },
     };
-    const report = await maintenanceFor(db, testConfig(dir), testClock(), { steps }).runTick();
+    const report = await maintenanceFor(db, testConfig(dir), new TestClock({ start: T0 }), { steps }).runTick();
     expect(report.steps.find((s) => s.name === 'embeddings')?.error).toContain('endpoint down');
     db.close();
   });

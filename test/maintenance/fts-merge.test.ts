@@ -4,7 +4,10 @@ import { describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.js';
 import { defaultMigrationsDir, loadMigrations } from '../../src/db/migrations.js';
 import { openTestDatabase, tempDir } from '../support/test-driver.js';
-import { addChannel, addMessages, count, HOUR, maintenanceFor, T0, testClock, testConfig, testDb } from './helpers.js';
+import { HOUR, maintenanceFor, T0, testDb } from '../support/maintenance.js';
+import { addChannel, addMessages, count } from '../support/rows.js';
+import { TestClock } from '../support/test-clock.js';
+import { testConfig } from '../support/test-config.js';
 
 /** Segments in the FTS index: one segid per segment in the %_idx table. */
 function segments(db: Database): number {
@@ -52,7 +55,7 @@ describe('FTS merging in the tick', () => {
     const before = segments(db);
     expect(before).toBe(15);
 
-    const report = await maintenanceFor(db, testConfig(dir), testClock(), { lockTargetMs: undefined }).runTick();
+    const report = await maintenanceFor(db, testConfig(dir), new TestClock({ start: T0 }), { lockTargetMs: undefined }).runTick();
     const step = report.steps.find((s) => s.name === 'fts_merge');
     expect(step).toMatchObject({ cutShort: false });
     expect(step!.error).toBeUndefined();
@@ -74,7 +77,7 @@ describe('FTS merging in the tick', () => {
     const kept = addMessages(db, 'a', 5, T0, (i) => `kept ${i}`);
     const config = testConfig(dir, { message_retention_hours: 24 });
     // Adaptive chunks (from 250 rows): several delete transactions, each adding a segment of delete markers.
-    const report = await maintenanceFor(db, config, testClock(), { lockTargetMs: undefined }).runTick();
+    const report = await maintenanceFor(db, config, new TestClock({ start: T0 }), { lockTargetMs: undefined }).runTick();
     const retention = report.steps.find((s) => s.name === 'retention')!;
     expect(retention.rows).toBe(3_000);
     expect(retention.transactions - retention.ftsMerges).toBeGreaterThan(1);

@@ -3,14 +3,16 @@ import { acquireLease, readLease, releaseLease, type LeaseHolder } from '../../s
 import { runFixture } from '../support/child-process.js';
 import { deadProcess } from '../support/process-identities.js';
 import { openTestDatabase } from '../support/test-driver.js';
-import { HOUR, maintenanceFor, T0, testClock, testConfig, testDb } from './helpers.js';
+import { HOUR, maintenanceFor, T0, testDb } from '../support/maintenance.js';
+import { TestClock } from '../support/test-clock.js';
+import { testConfig } from '../support/test-config.js';
 
 const TTL = 120_000;
 
 describe('maintenance lease', () => {
   it('only one owner holds it until it expires on the monotonic clock; the holder renews it', async () => {
     const { db } = await testDb();
-    const clock = testClock();
+    const clock = new TestClock({ start: T0 });
     const a: LeaseHolder = { owner: 'a', process: undefined, clock };
     const b: LeaseHolder = { owner: 'b', process: undefined, clock };
     expect(acquireLease(db, a, TTL)).toBe(true);
@@ -30,7 +32,7 @@ describe('maintenance lease', () => {
 
   it('a wall-clock jump neither frees a live holder\'s lease nor keeps a stopped one\'s', async () => {
     const { db } = await testDb();
-    const clock = testClock();
+    const clock = new TestClock({ start: T0 });
     const a: LeaseHolder = { owner: 'a', process: undefined, clock };
     const b: LeaseHolder = { owner: 'b', process: undefined, clock };
     expect(acquireLease(db, a, TTL)).toBe(true);
@@ -45,11 +47,11 @@ describe('maintenance lease', () => {
 
   it('a holder that is certainly dead loses it at once; one on a clock this process cannot read keeps it to the wall-clock expiry', async () => {
     const { db } = await testDb();
-    const clock = testClock();
+    const clock = new TestClock({ start: T0 });
     expect(acquireLease(db, { owner: 'crashed', process: await deadProcess(), clock }, TTL)).toBe(true);
     expect(acquireLease(db, { owner: 'next', process: undefined, clock }, TTL)).toBe(true);
 
-    const elsewhere = testClock();
+    const elsewhere = new TestClock({ start: T0 });
     expect(acquireLease(db, { owner: 'elsewhere', process: undefined, clock: elsewhere }, TTL)).toBe(false);
     clock.advance(TTL + 1);
     // `next` stopped renewing; a process on another monotonic clock can only go by the wall clock.
@@ -61,7 +63,7 @@ describe('maintenance lease', () => {
 
   it('a released lease is free at once, and only its holder can release it', async () => {
     const { db } = await testDb();
-    const clock = testClock();
+    const clock = new TestClock({ start: T0 });
     const a: LeaseHolder = { owner: 'a', process: undefined, clock };
     const b: LeaseHolder = { owner: 'b', process: undefined, clock };
     expect(acquireLease(db, a, TTL)).toBe(true);
@@ -75,7 +77,7 @@ describe('maintenance lease', () => {
   it('a tick without the lease does nothing; stop() releases it for the next process', async () => {
     const { db, dir } = await testDb();
     const config = testConfig(dir, { cleanup_interval_seconds: 60 });
-    const clock = testClock();
+    const clock = new TestClock({ start: T0 });
     const first = maintenanceFor(db, config, clock, { owner: 'first' });
     const second = maintenanceFor(db, config, clock, { owner: 'second' });
     expect((await first.runTick()).leased).toBe(true);
@@ -91,7 +93,7 @@ describe('maintenance lease', () => {
 
   it('start() is idempotent, ticks never overlap, and stop() waits for the tick and releases the lease', async () => {
     const { db, dir } = await testDb();
-    const maintenance = maintenanceFor(db, testConfig(dir), testClock(), { owner: 'me' });
+    const maintenance = maintenanceFor(db, testConfig(dir), new TestClock({ start: T0 }), { owner: 'me' });
     maintenance.start();
     maintenance.start();
     const first = maintenance.runTick();

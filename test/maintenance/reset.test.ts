@@ -6,7 +6,10 @@ import { currentProcess } from '../../src/db/process-identity.js';
 import { createMemoryLogger } from '../../src/log.js';
 import { acquireLease, readLease } from '../../src/maintenance/lease.js';
 import { BUS_TABLES, liveSessions, resetDatabase } from '../../src/maintenance/reset.js';
-import { addChannel, addMessages, addRevision, count, ftsHits, ftsIntegrity, T0, testClock, testConfig, testDb } from './helpers.js';
+import { T0, testDb } from '../support/maintenance.js';
+import { addChannel, addMessages, addRevision, count, ftsHits, ftsIntegrity } from '../support/rows.js';
+import { TestClock } from '../support/test-clock.js';
+import { testConfig } from '../support/test-config.js';
 
 describe('reset', () => {
   it('wipes every bus table and the FTS index in place, re-seeds the lease, and never reuses a seq', async () => {
@@ -20,7 +23,7 @@ describe('reset', () => {
     db.run("INSERT INTO subscriptions (sender, channel, cursor_seq, last_activity) VALUES ('alice', 'a', 0, ?)", [T0]);
     db.run("INSERT INTO receipts (sender, key, fingerprint, result, expires_at) VALUES ('alice', 'k', 'f', '{}', ?)", [T0]);
     db.run("INSERT INTO notices (kind, message, set_at) VALUES ('capacity', 'full', ?)", [T0]);
-    acquireLease(db, { owner: 'someone', process: currentProcess(), clock: testClock() }, 60_000);
+    acquireLease(db, { owner: 'someone', process: currentProcess(), clock: new TestClock({ start: T0 }) }, 60_000);
 
     const report = resetDatabase(db);
     expect(report.deleted.messages).toBe(51);
@@ -46,7 +49,7 @@ describe('reset', () => {
 
   it('a live session is listed before the reset, then fails requireSession with not_registered and recovers by registering', async () => {
     const { db, dir } = await testDb();
-    const clock = testClock();
+    const clock = new TestClock({ start: T0 });
     const ctx: BusContext = {
       db,
       config: testConfig(dir),

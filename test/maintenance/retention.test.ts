@@ -1,24 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import {
-  addChannel,
-  addMessages,
-  addRevision,
-  count,
-  evictedBefore,
-  ftsHits,
-  ftsIntegrity,
-  HOUR,
-  maintenanceFor,
-  T0,
-  testClock,
-  testConfig,
-  testDb,
-} from './helpers.js';
+import { HOUR, maintenanceFor, T0, testDb } from '../support/maintenance.js';
+import { addChannel, addMessages, addRevision, count, evictedBefore, ftsHits, ftsIntegrity } from '../support/rows.js';
+import { TestClock } from '../support/test-clock.js';
+import { testConfig } from '../support/test-config.js';
 
 describe('tick: retention', () => {
   it('evicts ordinary messages past message_retention_hours in chunks of 1,000 and raises each channel boundary', async () => {
     const { db, dir } = await testDb();
-    const clock = testClock();
+    const clock = new TestClock({ start: T0 });
     const config = testConfig(dir, { message_retention_hours: 24 });
     addChannel(db, 'a');
     addChannel(db, 'b');
@@ -52,7 +41,7 @@ describe('tick: retention', () => {
 
   it('a second tick finds nothing more to evict and leaves boundaries where they are', async () => {
     const { db, dir } = await testDb();
-    const clock = testClock();
+    const clock = new TestClock({ start: T0 });
     const config = testConfig(dir, { message_retention_hours: 1 });
     addChannel(db, 'a');
     const old = addMessages(db, 'a', 5, T0 - 2 * HOUR);

@@ -1,12 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { currentProcess, formatProcessIdentity } from '../../src/db/process-identity.js';
 import { deadProcess, foreignProcess } from '../support/process-identities.js';
-import { addChannel, count, HOUR, maintenanceFor, T0, testClock, testConfig, testDb } from './helpers.js';
+import { HOUR, maintenanceFor, T0, testDb } from '../support/maintenance.js';
+import { addChannel, count } from '../support/rows.js';
+import { TestClock } from '../support/test-clock.js';
+import { testConfig } from '../support/test-config.js';
 
 describe('tick: stale sessions, expired receipts, idle subscriptions', () => {
   it('deletes sessions whose holder stopped: a dead owner at once, others when their heartbeat stops, never by the wall clock', async () => {
     const { db, dir } = await testDb();
-    const clock = testClock();
+    const clock = new TestClock({ start: T0 });
     const session = (sender: string, columns: { owner_process?: string; clock_domain?: string; heartbeat_mono?: number; heartbeat?: number }) =>
       db.run(
         "INSERT INTO sessions (sender, context, owner, heartbeat, registered_at, owner_process, clock_domain, heartbeat_mono) VALUES (?, 'c', ?, ?, ?, ?, ?, ?)",
@@ -44,7 +47,7 @@ describe('tick: stale sessions, expired receipts, idle subscriptions', () => {
 
   it('deletes receipts older than the retention on the monotonic clock, whatever the wall clock says, and adopts receipts of other clocks', async () => {
     const { db, dir } = await testDb();
-    const clock = testClock();
+    const clock = new TestClock({ start: T0 });
     const config = testConfig(dir, { receipt_retention_minutes: 60 });
     const receipt = (key: string, domain: string | null, createdMono: number | null) =>
       db.run("INSERT INTO receipts (sender, key, fingerprint, result, expires_at, clock_domain, created_mono) VALUES ('alice', ?, 'f', '{}', ?, ?, ?)", [
@@ -78,7 +81,7 @@ describe('tick: stale sessions, expired receipts, idle subscriptions', () => {
 
   it('deletes subscriptions idle past cursor_idle_hours, with their pending batch', async () => {
     const { db, dir } = await testDb();
-    const clock = testClock();
+    const clock = new TestClock({ start: T0 });
     const config = testConfig(dir, { cursor_idle_hours: 72 });
     addChannel(db, 'chat');
     db.run(
@@ -104,7 +107,7 @@ describe('tick: stale sessions, expired receipts, idle subscriptions', () => {
 
   it('deletes more than 1,000 stale rows in chunks of at most 1,000', async () => {
     const { db, dir } = await testDb();
-    const clock = testClock();
+    const clock = new TestClock({ start: T0 });
     db.transaction(() => {
       for (let i = 0; i < 2_100; i++) {
         db.run("INSERT INTO receipts (sender, key, fingerprint, result, expires_at, clock_domain, created_mono) VALUES ('alice', ?, 'f', '{}', ?, ?, ?)", [

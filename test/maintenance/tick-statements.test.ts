@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { maintenanceFor, testClock, testConfig, testDb } from './helpers.js';
+import { maintenanceFor, T0, testDb } from '../support/maintenance.js';
+import { TestClock } from '../support/test-clock.js';
+import { testConfig } from '../support/test-config.js';
 
 describe('maintenance tick and the statement cache', () => {
   it('repeated ticks leave as many statements open as the first one did', async () => {
     const { db, dir } = await testDb();
-    const maintenance = maintenanceFor(db, testConfig(dir), testClock());
+    const maintenance = maintenanceFor(db, testConfig(dir), new TestClock({ start: T0 }));
     db.exec('CREATE TABLE filler (x TEXT)');
     const open: number[] = [];
     for (let tick = 0; tick < 5; tick++) {

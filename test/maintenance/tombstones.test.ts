@@ -1,10 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { addChannel, addRevision, count, ftsHits, ftsIntegrity, HOUR, maintenanceFor, T0, testClock, testConfig, testDb } from './helpers.js';
+import { HOUR, maintenanceFor, T0, testDb } from '../support/maintenance.js';
+import { addChannel, addRevision, count, ftsHits, ftsIntegrity } from '../support/rows.js';
+import { TestClock } from '../support/test-clock.js';
+import { testConfig } from '../support/test-config.js';
 
 describe('tick: tombstone purge', () => {
   it('purges revisions tombstoned longer than tombstone_min_hours, with their FTS rows and embeddings', async () => {
     const { db, dir } = await testDb();
-    const clock = testClock();
+    const clock = new TestClock({ start: T0 });
     const config = testConfig(dir, { tombstone_min_hours: 72 });
     addChannel(db, 'mem', 'memory');
     const purged = addRevision(db, 'mem', 1, 1, T0 - 200 * HOUR, 'superseded zebra', T0 - 73 * HOUR);

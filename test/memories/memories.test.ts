@@ -1,9 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isBusError } from '../../src/bus/bus-error.js';
+import { BusError } from '../../src/bus/bus-error.js';
 import { deleteMemory, editMemory, getMemory } from '../../src/bus/memories.js';
 import { RateLimiter } from '../../src/bus/rate-limiter.js';
 import { send } from '../../src/bus/send.js';
-import { busFixture, caught, channel, registerAs, revisions, withConfig, type Fixture } from './fixture.js';
+import { busFixture, channel, registerAs, withConfig, type Fixture } from '../support/bus.js';
+import { expectError } from '../support/expect-error.js';
+import { revisions } from '../support/rows.js';
 
 let fx: Fixture;
 let sam: string;
@@ -27,9 +29,7 @@ async function memory(content: string, extra: Record<string, unknown> = {}): Pro
 }
 
 async function code(fn: () => unknown): Promise<string> {
-  const error = await caught(fn);
-  if (!isBusError(error)) throw error;
-  return error.code;
+  return (await expectError(fn, BusError)).code;
 }
 
 describe('get_memory', () => {
@@ -60,8 +60,8 @@ describe('get_memory', () => {
   });
 
   it('validates its input and the caller', async () => {
-    const error = await caught(() => getMemory(fx.ctx, { as: sam, memory_id: 0 }));
-    expect(isBusError(error, 'validation') && error.field).toBe('memory_id');
+    const error = await expectError(() => getMemory(fx.ctx, { as: sam, memory_id: 0 }), BusError, 'validation');
+    expect(error.field).toBe('memory_id');
     expect(await code(() => getMemory(fx.ctx, { as: sam, memory_id: 1, extra: true }))).toBe('validation');
     expect(await code(() => getMemory(fx.ctx, { as: 'Nobody', memory_id: 1 }))).toBe('not_registered');
   });
@@ -159,9 +159,9 @@ describe('edit_memory', () => {
       [{ as: sam, memory_id: id, content: 'x', idempotency_key: '' }, 'idempotency_key'],
     ];
     for (const [input, field] of cases) {
-      const error = await caught(() => editMemory(fx.ctx, input));
-      expect(isBusError(error, 'validation'), JSON.stringify(input).slice(0, 80)).toBe(true);
-      expect((error as { field?: string }).field).toBe(field);
+      const error = await expectError(() => editMemory(fx.ctx, input), BusError);
+      expect(error.code, JSON.stringify(input).slice(0, 80)).toBe('validation');
+      expect(error.field).toBe(field);
     }
     expect(revisions(fx.ctx, id)).toHaveLength(1);
     expect(await code(() => editMemory(fx.ctx, { as: 'Ghost', memory_id: id, content: 'x' }))).toBe('not_registered');

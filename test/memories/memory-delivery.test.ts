@@ -3,7 +3,7 @@ import { subscribe } from '../../src/bus/channels.js';
 import { deleteMemory, editMemory } from '../../src/bus/memories.js';
 import { receive } from '../../src/bus/receive.js';
 import { send } from '../../src/bus/send.js';
-import { busFixture, channel, registerAs, type Fixture } from './fixture.js';
+import { busFixture, channel, registerAs, type Fixture } from '../support/bus.js';
 
 let fx: Fixture;
 let sam: string;

@@ -1,11 +1,13 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isBusError } from '../../src/bus/bus-error.js';
+import { BusError } from '../../src/bus/bus-error.js';
 import { deleteMemory, editMemory } from '../../src/bus/memories.js';
 import { send } from '../../src/bus/send.js';
 import { tempDir } from '../support/test-driver.js';
-import { busFixture, caught, channel, registerAs, revisions, withConfig, type Fixture } from './fixture.js';
+import { busFixture, channel, registerAs, withConfig, type Fixture } from '../support/bus.js';
+import { expectError } from '../support/expect-error.js';
+import { revisions } from '../support/rows.js';
 
 // A hook that appends what it was asked to a file and denies any payload mentioning "forbidden".
 const HOOK = `
@@ -54,8 +56,7 @@ describe('memory mutations and the inspection hook', () => {
 
   it('changes nothing when the hook denies', async () => {
     const id = (await send(fx.ctx, { as: sam, channel: 'notes', content: 'v1' })).memory_id as number;
-    const error = await caught(() => editMemory(hooked(), { as: sam, memory_id: id, content: 'forbidden text' }));
-    expect(isBusError(error, 'inspection_rejected')).toBe(true);
+    await expectError(() => editMemory(hooked(), { as: sam, memory_id: id, content: 'forbidden text' }), BusError, 'inspection_rejected');
     expect(revisions(fx.ctx, id).map((r) => [r.revision, r.tombstone])).toEqual([[1, 0]]);
   });
 });

@@ -3,7 +3,8 @@ import type { EditMemoryResult } from '../../src/bus/memories.js';
 import { getMemory } from '../../src/bus/memories.js';
 import { send } from '../../src/bus/send.js';
 import { runFixture } from '../support/child-process.js';
-import { busFixture, channel, registerAs, revisions } from './fixture.js';
+import { busFixture, channel, registerAs } from '../support/bus.js';
+import { revisions } from '../support/rows.js';
 
 describe('memory edits across processes', () => {
   it('serializes concurrent edits from several processes: every revision replaced exactly once, one live', async () => {

@@ -6,8 +6,10 @@ import { heartbeat, register, SESSION_EXPIRY_MS } from '../../src/bus/identity.j
 import { listReservations, release, reserve, MAX_RESERVATIONS_PER_HOLDER } from '../../src/bus/reservations.js';
 import { currentProcess } from '../../src/db/process-identity.js';
 import { createMaintenance } from '../../src/maintenance/tick.js';
-import { busError, createBus, type Bus } from '../bus/bus-fixture.js';
 import { deadProcess } from '../support/process-identities.js';
+import { createBus, type Bus } from '../support/bus.js';
+import { BusError } from '../../src/bus/bus-error.js';
+import { expectError } from '../support/expect-error.js';
 import { tempDir } from '../support/test-driver.js';
 import { gitClone, gitRepo, gitWorktree } from './git-repo.js';
 
@@ -47,7 +49,7 @@ describe('reserve, renew, release, list (in process, real database and git)', ()
     const repo = gitRepo();
     const { a, b } = await twoAgents(repo);
     reserve(a, { as: 'Alice', paths: ['src/cli/**'], reason: 'rewriting the CLI' });
-    const error = await busError(() => reserve(b, { as: 'Bob', paths: ['docs/**', 'src/cli/main.ts', 'src/*/main.ts'] }));
+    const error = await expectError(() => reserve(b, { as: 'Bob', paths: ['docs/**', 'src/cli/main.ts', 'src/*/main.ts'] }), BusError);
     expect(error.code).toBe('conflict');
     expect(error.field).toBe('paths');
     expect(error.message).toMatch(/nothing was reserved/);
@@ -67,9 +69,9 @@ describe('reserve, renew, release, list (in process, real database and git)', ()
     const { a, b } = await twoAgents(repo);
     reserve(a, { as: 'Alice', paths: ['docs/**'], exclusive: false });
     reserve(b, { as: 'Bob', paths: ['docs/install.md'], exclusive: false });
-    expect((await busError(() => reserve(b, { as: 'Bob', paths: ['docs/api.md'] }))).code).toBe('conflict');
+    expect((await expectError(() => reserve(b, { as: 'Bob', paths: ['docs/api.md'] }), BusError)).code).toBe('conflict');
     reserve(a, { as: 'Alice', paths: ['src/**'] });
-    const error = await busError(() => reserve(b, { as: 'Bob', paths: ['src/a.ts'], exclusive: false }));
+    const error = await expectError(() => reserve(b, { as: 'Bob', paths: ['src/a.ts'], exclusive: false }), BusError);
     expect(error.code).toBe('conflict');
     expect(error.message).toMatch(/Alice's exclusive reservation "src\/\*\*"/);
     // One's own reservations never conflict with each other.
@@ -95,7 +97,7 @@ describe('reserve, renew, release, list (in process, real database and git)', ()
     expect(listReservations(b, { as: 'Bob' }).reservations.map((r) => r.pattern)).toEqual(['lib/**', 'src/**']);
     // Renewing as exclusive is checked like a new exclusive reservation.
     reserve(b, { as: 'Bob', paths: ['src/x.ts'], exclusive: false });
-    expect((await busError(() => reserve(a, { as: 'Alice', paths: ['src/**'], exclusive: true }))).code).toBe('conflict');
+    expect((await expectError(() => reserve(a, { as: 'Alice', paths: ['src/**'], exclusive: true }), BusError)).code).toBe('conflict');
     expect(reserve(a, { as: 'Alice', paths: ['src/**'], reason: 'still tidying' }).reservations[0]).toMatchObject({ exclusive: false, reason: 'still tidying' });
   });
 
@@ -104,7 +106,7 @@ describe('reserve, renew, release, list (in process, real database and git)', ()
     const { bus, a, b } = await twoAgents(repo);
     reserve(a, { as: 'Alice', paths: ['src/**'], ttl_seconds: 30 });
     bus.clock.advance(29_999);
-    expect((await busError(() => reserve(b, { as: 'Bob', paths: ['src/a.ts'] }))).code).toBe('conflict');
+    expect((await expectError(() => reserve(b, { as: 'Bob', paths: ['src/a.ts'] }), BusError)).code).toBe('conflict');
     bus.clock.advance(1);
     expect(listReservations(b, { as: 'Bob' }).reservations).toEqual([]);
     expect(reserve(b, { as: 'Bob', paths: ['src/a.ts'] }).reservations).toHaveLength(1);
@@ -119,7 +121,7 @@ describe('reserve, renew, release, list (in process, real database and git)', ()
     expect(reserve(b, { as: 'Bob', paths: ['src/a.ts'] }).reservations).toHaveLength(1);
     // Alice wakes up: her name is still hers (nobody took it), but her claim is gone.
     expect(listReservations(a, { as: 'Alice', mine: true }).reservations).toEqual([]);
-    const error = await busError(() => reserve(a, { as: 'Alice', paths: ['src/**'] }));
+    const error = await expectError(() => reserve(a, { as: 'Alice', paths: ['src/**'] }), BusError);
     expect(error.code).toBe('conflict');
     expect(error.message).toMatch(/Bob's exclusive reservation "src\/a\.ts"/);
   });
@@ -140,7 +142,7 @@ describe('reserve, renew, release, list (in process, real database and git)', ()
     expect(reserve(b, { as: 'Bob', paths: ['docs/a.md'], ttl_seconds: 86_400 }).reservations).toHaveLength(1);
     // The clock is set forward 2 h (well within the ttl, itself on the wall clock): Alice's heartbeat is 2 h old by the wall clock, which proves nothing.
     bus.clock.jump(2 * 3_600_000);
-    expect((await busError(() => reserve(b, { as: 'Bob', paths: ['src/a.ts'] }))).code).toBe('conflict');
+    expect((await expectError(() => reserve(b, { as: 'Bob', paths: ['src/a.ts'] }), BusError)).code).toBe('conflict');
     const tick = await createMaintenance({ db: b.db, config: bus.config, clock: bus.clock, log: b.log, owner: 'owner-b', processIdentity: undefined }).runTick();
     expect(tick.steps.find((s) => s.name === 'reservations')?.rows).toBe(0);
     expect(listReservations(running, { as: 'Alice', mine: true }).reservations.map((r: Json) => r.pattern)).toEqual(['src/**']);
@@ -197,7 +199,7 @@ describe('reserve, renew, release, list (in process, real database and git)', ()
     register(b, { name: 'Bob' });
     register(c, { name: 'Carol' });
     reserve(a, { as: 'Alice', paths: ['src/**'] });
-    const inWorktree = await busError(() => reserve(b, { as: 'Bob', paths: ['src/a.ts'] }));
+    const inWorktree = await expectError(() => reserve(b, { as: 'Bob', paths: ['src/a.ts'] }), BusError);
     expect(inWorktree.code).toBe('conflict');
     expect(reserve(c, { as: 'Carol', paths: ['src/a.ts'] }).repository).toBe(join(clone, '.git'));
     mkdirSync(join(repo, 'src', 'deep'), { recursive: true });
@@ -228,18 +230,18 @@ describe('reserve, renew, release, list (in process, real database and git)', ()
       [{ as: 'Alice', paths: ['src'], owner: 'x' }, 'owner', /not a field/],
     ];
     for (const [input, field, message] of cases) {
-      const error = await busError(() => reserve(a, input));
+      const error = await expectError(() => reserve(a, input), BusError);
       expect([error.code, error.field], JSON.stringify(input)).toEqual(['validation', field]);
       expect(error.message).toMatch(message);
     }
-    expect((await busError(() => reserve(a, { as: 'Nobody', paths: ['src'] }))).code).toBe('not_registered');
+    expect((await expectError(() => reserve(a, { as: 'Nobody', paths: ['src'] }), BusError)).code).toBe('not_registered');
     expect(listReservations(a, { as: 'Alice' }).reservations).toEqual([]);
 
     // A server started outside any repository must be told where the repository is.
     const bus = await createBus();
     const outside = await bus.process('owner-x', { workingDirectory: tempDir() });
     register(outside, { name: 'Xavier' });
-    const error = await busError(() => reserve(outside, { as: 'Xavier', paths: ['src'] }));
+    const error = await expectError(() => reserve(outside, { as: 'Xavier', paths: ['src'] }), BusError);
     expect([error.code, error.field]).toEqual(['validation', 'repository']);
     expect(error.message).toMatch(/working directory is not in a git repository.*pass the absolute path of your checkout/);
     expect(reserve(outside, { as: 'Xavier', paths: ['src'], repository: repo }).repository).toBe(join(repo, '.git'));
@@ -251,7 +253,7 @@ describe('reserve, renew, release, list (in process, real database and git)', ()
     for (let i = 0; i < MAX_RESERVATIONS_PER_HOLDER / 100; i++) {
       reserve(a, { as: 'Alice', paths: Array.from({ length: 100 }, (_, j) => `f/${i}/${j}.ts`) });
     }
-    const error = await busError(() => reserve(a, { as: 'Alice', paths: ['one/more.ts'] }));
+    const error = await expectError(() => reserve(a, { as: 'Alice', paths: ['one/more.ts'] }), BusError);
     expect([error.code, error.field]).toEqual(['validation', 'paths']);
     expect(error.message).toMatch(/release some, or reserve a directory or glob/);
     // Renewing what one holds is always possible.

@@ -4,7 +4,8 @@ import { search } from '../../src/bus/search.js';
 import { send } from '../../src/bus/send.js';
 import { embeddingPassSettled, runEmbeddingPass } from '../../src/embeddings/embedding-pass.js';
 import { startEmbeddingsServer, type EmbeddingsServer } from '../support/embeddings-server.js';
-import { busFixture, channel, embeddedSeqs, registerAs, withConfig, type Fixture } from '../memories/fixture.js';
+import { busFixture, channel, registerAs, withConfig, type Fixture } from '../support/bus.js';
+import { embeddedSeqs } from '../support/rows.js';
 
 let server: EmbeddingsServer;
 let fx: Fixture;

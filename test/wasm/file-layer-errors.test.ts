@@ -10,24 +10,15 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DbError } from '../../src/db/db-error.js';
 import { lockTablePath } from '../../src/db/portable-lock-files.js';
+import { expectError } from '../support/expect-error.js';
 import { tempDir, testDriver } from '../support/test-driver.js';
-
-function caught(fn: () => unknown): DbError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(DbError);
-    return error as DbError;
-  }
-  throw new Error('expected a DbError');
-}
 
 describe('file-layer failures name their reason', () => {
   it('a database path that is a directory: cantopen, with the OS error as cause', async () => {
     const driver = await testDriver();
     const path = join(tempDir(), 'agentbus.db');
     mkdirSync(path);
-    const error = caught(() => driver.open(path, { busyTimeoutMs: 100 }));
+    const error = await expectError(() => driver.open(path, { busyTimeoutMs: 100 }), DbError);
     expect(error.code).toBe('cantopen');
     expect(error.message).toContain(`cannot open ${path}`);
     expect(error.message).toContain('EISDIR');
@@ -38,7 +29,7 @@ describe('file-layer failures name their reason', () => {
     const driver = await testDriver();
     const path = join(tempDir(), 'agentbus.db');
     mkdirSync(lockTablePath(path));
-    const error = caught(() => driver.open(path, { busyTimeoutMs: 100 }));
+    const error = await expectError(() => driver.open(path, { busyTimeoutMs: 100 }), DbError);
     expect(error.code).toBe('cantopen');
     expect(error.message).toContain(lockTablePath(path));
     expect((error.cause as Error).message).toContain(lockTablePath(path));
@@ -53,12 +44,12 @@ describe('file-layer failures name their reason', () => {
     mkdirSync(`${path}-wal`);
     const conn = driver.open(path, { busyTimeoutMs: 100 });
     // Compiling reads the schema, which opens the -wal.
-    const error = caught(() => conn.prepare('SELECT x FROM t').all());
+    const error = await expectError(() => conn.prepare('SELECT x FROM t').all(), DbError);
     expect(error.code).toBe('cantopen');
     expect(error.message).toContain(`${path}-wal`);
     expect((error.cause as NodeJS.ErrnoException).code).toBe('EISDIR');
     // The failure was taken with that error: a later, unrelated error carries no stale cause.
-    const syntax = caught(() => conn.prepare('SELEC 1'));
+    const syntax = await expectError(() => conn.prepare('SELEC 1'), DbError);
     expect(syntax.code).toBe('sql');
     expect(syntax.cause).toBeUndefined();
     conn.close();

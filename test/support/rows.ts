@@ -1,38 +1,49 @@
 /**
- * Shared set-up for maintenance tests: a real database per test, a config
- * built from the defaults with overrides, a test clock, and row builders
- * that write the schema directly (ages are set by timestamp, never by sleeping).
+ * Rows written straight into the schema, as the bus would write them, and
+ * queries reading them back: for setting up ages and states without going
+ * through the bus, and for checking what it stored.
  */
-import { loadConfig, type Config } from '../../src/config.js';
+import type { BusContext } from '../../src/bus/bus-context.js';
 import type { Database } from '../../src/db/database.js';
-import { createMemoryLogger } from '../../src/log.js';
-import type { Clock } from '../../src/clock.js';
-import { createMaintenance, type Maintenance, type MaintenanceOptions } from '../../src/maintenance/tick.js';
-import { TestClock } from '../support/test-clock.js';
-import { openTestDatabase, tempDir } from '../support/test-driver.js';
 
-export { TestClock } from '../support/test-clock.js';
-
-export const HOUR = 3_600_000;
-export const T0 = Date.UTC(2026, 0, 1);
-
-export function testClock(start = T0): TestClock {
-  return new TestClock({ start });
+/**
+ * Stores a message row directly, as send does: on a memory channel it is
+ * revision 1 of a memory whose id is its own seq. Returns the seq.
+ */
+export function insertMessage(
+  ctx: BusContext,
+  row: { channel: string; sender: string; content: string; memory?: boolean; reply_to?: number; created_at?: number; context?: string },
+): number {
+  const { db } = ctx;
+  return db.transaction(() => {
+    const seq = db.run(
+      `INSERT INTO messages (channel, sender, context, created_at, type, content, reply_to, memory_id, revision, bytes)
+       VALUES (?, ?, ?, ?, 'text', ?, ?, ?, ?, ?)`,
+      [
+        row.channel,
+        row.sender,
+        row.context ?? 'repo',
+        row.created_at ?? ctx.clock.now(),
+        row.content,
+        row.reply_to ?? null,
+        row.memory === true ? 0 : null,
+        row.memory === true ? 1 : null,
+        Buffer.byteLength(row.content),
+      ],
+    ).lastInsertRowid;
+    if (row.memory === true) db.run('UPDATE messages SET memory_id = seq WHERE seq = ?', [seq]);
+    return seq;
+  });
 }
 
-/** The defaults with overrides; budgets below the file schema's minimum are allowed here on purpose. */
-export function testConfig(dir: string, overrides: Partial<Config> = {}): Config {
-  return { ...loadConfig({ env: {}, homeDir: dir, cwd: dir }), data_directory: dir, ...overrides };
+/** Revision rows of a memory, oldest first. */
+export function revisions(ctx: BusContext, memoryId: number): { seq: number; revision: number; tombstone: number; content: string; sender: string }[] {
+  return ctx.db.all('SELECT seq, revision, tombstone, content, sender FROM messages WHERE memory_id = ? ORDER BY revision', [memoryId]);
 }
 
-export async function testDb(): Promise<{ db: Database; dir: string }> {
-  const dir = tempDir();
-  const { db } = await openTestDatabase(dir);
-  return { db, dir };
-}
-
-export function maintenanceFor(db: Database, config: Config, clock: Clock, extra: Partial<MaintenanceOptions> = {}): Maintenance {
-  return createMaintenance({ db, config, clock, log: createMemoryLogger(), owner: 'test-owner', processIdentity: undefined, lockTargetMs: Infinity, ...extra });
+/** Seqs that have a vector for `model`. */
+export function embeddedSeqs(ctx: BusContext, model: string): number[] {
+  return ctx.db.all<{ seq: number }>('SELECT seq FROM embeddings WHERE model = ? ORDER BY seq', [model]).map((r) => r.seq);
 }
 
 export function addChannel(db: Database, name: string, kind: 'ordinary' | 'memory' = 'ordinary'): void {
