@@ -1,7 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { fixturePath } from '../support/child-process.js';
 import { openTestDatabase, tempDir, testDriverName } from '../support/test-driver.js';
 
 interface Registered {
@@ -11,7 +11,7 @@ interface Registered {
 
 /** Starts a child that registers `name` at `startAt` and keeps running until its stdin closes. */
 async function registerInChild(dataDir: string, owner: string, name: string, startAt: number): Promise<Registered> {
-  const child = spawn(process.execPath, [fileURLToPath(new URL('./register-child.js', import.meta.url)), dataDir, owner, name, String(startAt)], {
+  const child = spawn(process.execPath, [fixturePath('register-child.js'), dataDir, owner, name, String(startAt)], {
     env: { ...process.env, AGENTBUS_DRIVER: testDriverName() },
     stdio: ['pipe', 'pipe', 'pipe'],
   });

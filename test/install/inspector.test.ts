@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { formatProcessIdentity } from '../../src/db/process-identity.js';
+import { fixturePath } from '../support/child-process.js';
 import { AGENTBUS_BIN } from '../support/mcp-process.js';
 import { foreignProcess } from '../support/process-identities.js';
 import { openTestDatabase, tempDir, testDriverName } from '../support/test-driver.js';
@@ -23,7 +24,7 @@ type Json = Record<string, any>;
 const require = createRequire(import.meta.url);
 const INSPECTOR_DIR = dirname(require.resolve('@modelcontextprotocol/inspector/package.json'));
 const INSPECTOR = join(INSPECTOR_DIR, JSON.parse(readFileSync(join(INSPECTOR_DIR, 'package.json'), 'utf8')).bin['mcp-inspector']);
-const RELAY = fileURLToPath(new URL('./fixtures/stdio-relay.mjs', import.meta.url));
+const RELAY = fixturePath('stdio-relay.mjs');
 
 /** The inspector needs Node >= 22.19; under an older test Node (the wasm run on Node 20) it runs on the pinned dev Node. */
 function inspectorNode(): string {

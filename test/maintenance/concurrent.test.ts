@@ -6,7 +6,7 @@ import { HOUR, maintenanceFor, testDb } from '../support/maintenance.js';
 import { addChannel, addMessages, count, evictedBefore, ftsIntegrity } from '../support/rows.js';
 import { testConfig } from '../support/test-config.js';
 
-const WRITER = '../maintenance/children/writer-child.js';
+const WRITER = 'writer-child.js';
 
 async function finish(child: ReturnType<typeof startFixture>): Promise<number[]> {
   const result = await waitForExit(child, 120_000);

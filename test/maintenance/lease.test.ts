@@ -110,7 +110,7 @@ describe('maintenance lease', () => {
     const { db, dir } = await testDb();
     db.close();
     const results = await Promise.all(
-      [0, 1, 2, 3].map(() => runFixture('../maintenance/children/lease-child.js', ['race', dir, '50', '600000'], {}, 120_000)),
+      [0, 1, 2, 3].map(() => runFixture('lease-child.js', ['race', dir, '50', '600000'], {}, 120_000)),
     );
     for (const r of results) expect(r.code, r.stderr).toBe(0);
     const outcomes = results.map((r) => JSON.parse(r.stdout.trim()) as { owner: string; wins: number });

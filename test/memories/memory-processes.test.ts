@@ -14,7 +14,7 @@ describe('memory edits across processes', () => {
     const id = (await send(fx.ctx, { as: sam, channel: 'notes', content: 'v1' })).memory_id as number;
 
     const children = await Promise.all(
-      ['Ann', 'Bob', 'Cat'].map((name) => runFixture('../memories/edit-child.js', [fx.ctx.config.data_directory, String(id), '25', name])),
+      ['Ann', 'Bob', 'Cat'].map((name) => runFixture('edit-child.js', [fx.ctx.config.data_directory, String(id), '25', name])),
     );
     const results: EditMemoryResult[] = [];
     for (const child of children) {

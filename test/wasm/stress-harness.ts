@@ -1,37 +1,30 @@
 /**
- * The wasm stress harness: real OS processes (test/wasm/fixtures/stress-child.js)
+ * The wasm stress harness: real OS processes (test/fixtures/stress-child.js)
  * on one real database file, and the checks that find a broken lock: a lost
  * increment, a torn snapshot, a failed integrity check, a hung process.
  * Shared by wal-stress.test.ts and pid-namespace.test.ts.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, expect } from 'vitest';
+import { expect } from 'vitest';
 import type { Connection, Driver } from '../../src/db/driver.js';
-import { loadWasmDriver } from '../../drivers/wasm/wasm-driver.js';
+import { fixturePath } from '../support/child-process.js';
+import { tempDir, testDriver } from '../support/test-driver.js';
 
-const CHILD = fileURLToPath(new URL('./fixtures/stress-child.js', import.meta.url));
+const CHILD = fixturePath('stress-child.js');
 const NATIVE_NODE = fileURLToPath(new URL('../../node_modules/.bin/node', import.meta.url));
 /** A child that has not exited this long after its deadline is hung. */
 const HANG_MS = 30_000;
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
+/** The driver under test (test/wasm runs in the wasm project only). */
 export async function driver(): Promise<Driver> {
-  const loaded = await loadWasmDriver();
-  if (!loaded.ok) throw new Error(`wasm driver unavailable: ${loaded.reason}`);
-  return loaded.driver;
+  return testDriver();
 }
 
 export function createDatabase(d: Driver): { dir: string; dbPath: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'agentbus-wasm-stress-'));
-  dirs.push(dir);
+  const dir = tempDir('agentbus-wasm-stress-');
   const dbPath = join(dir, 'stress.db');
   const db = d.open(dbPath, { busyTimeoutMs: 10_000 });
   // Without SQLite shared memory (capabilities.wal false) SQLite refuses WAL and stays in rollback-journal mode.
