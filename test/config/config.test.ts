@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { DRIVER_CHOICES } from '../../src/db/select-driver.js';
+import { expectErrorSync } from '../support/expect-error.js';
 import { tempDir } from '../support/test-driver.js';
 
 function load(settings: unknown, env: NodeJS.ProcessEnv = {}, home = tempDir()) {
@@ -13,13 +14,8 @@ function load(settings: unknown, env: NodeJS.ProcessEnv = {}, home = tempDir()) 
 }
 
 function problems(fn: () => unknown): { code: string; keys: string[]; error: ConfigError } {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof ConfigError) return { code: error.code, keys: error.problems.map((p) => p.key), error };
-    throw error;
-  }
-  throw new Error('expected a ConfigError');
+  const error = expectErrorSync(fn, ConfigError);
+  return { code: error.code, keys: error.problems.map((p) => p.key), error };
 }
 
 describe('configuration', () => {

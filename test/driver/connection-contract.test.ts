@@ -7,8 +7,9 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isDbError, type DbErrorCode } from '../../src/db/db-error.js';
+import { DbError, type DbErrorCode } from '../../src/db/db-error.js';
 import type { BindParams, Connection, Row } from '../../src/db/driver.js';
+import { expectErrorSync } from '../support/expect-error.js';
 import { tempDir, testDriver } from '../support/test-driver.js';
 
 async function connect(options: { dir?: string; busyTimeoutMs?: number } = {}): Promise<Connection> {
@@ -16,17 +17,9 @@ async function connect(options: { dir?: string; busyTimeoutMs?: number } = {}): 
   return driver.open(join(options.dir ?? tempDir(), 'contract.db'), { busyTimeoutMs: options.busyTimeoutMs ?? 2_000 });
 }
 
-/** The DbError `fn` throws; fails the test when it throws something else or nothing. */
+/** The DbError `fn` throws, with `code`; fails the test when it throws something else or nothing. */
 function thrown(fn: () => unknown, code: DbErrorCode): Error {
-  let error: unknown;
-  try {
-    fn();
-  } catch (e) {
-    error = e;
-  }
-  expect(error, `expected DbError ${code}`).toBeDefined();
-  expect(isDbError(error) ? error.code : error).toBe(code);
-  return error as Error;
+  return expectErrorSync(fn, DbError, code);
 }
 
 /** `SELECT typeof(?) AS t, ? AS v` for one value. */

@@ -4,10 +4,11 @@ import { once } from 'node:events';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isDbError } from '../../src/db/db-error.js';
+import { DbError } from '../../src/db/db-error.js';
 import { APPLICATION_ID, readFileState } from '../../src/db/file-header.js';
 import { databasePath } from '../../src/db/open-database.js';
 import { defaultMigrationsDir, loadMigrations } from '../../src/db/migrations.js';
+import { expectError } from '../support/expect-error.js';
 import { fixturePath, runFixture } from '../support/child-process.js';
 import { openTestDatabase, otherProtocol, tempDir, testDriver } from '../support/test-driver.js';
 
@@ -31,14 +32,7 @@ function fingerprint(dataDir: string): string {
 }
 
 async function expectRefused(promise: Promise<unknown>, code: string): Promise<void> {
-  let error: unknown;
-  try {
-    await promise;
-  } catch (e) {
-    error = e;
-  }
-  expect(isDbError(error), String(error)).toBe(true);
-  expect((error as { code: string }).code).toBe(code);
+  await expectError(() => promise, DbError, code);
 }
 
 const COUNTER = { '0002_counter.sql': 'CREATE TABLE counter (x INTEGER);\nINSERT INTO counter VALUES (1);\n' };

@@ -3,18 +3,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseKeyFile, resolveApiKey } from '../../src/embeddings/api-key.js';
 import { EmbeddingError } from '../../src/embeddings/embedding-error.js';
+import { expectErrorSync } from '../support/expect-error.js';
 import { tempDir } from '../support/test-driver.js';
 
 const SECRET = 'sk-test-0123456789abcdef';
 
 function parseError(text: string): EmbeddingError {
-  try {
-    parseKeyFile(text);
-  } catch (error) {
-    expect(error).toBeInstanceOf(EmbeddingError);
-    return error as EmbeddingError;
-  }
-  throw new Error('expected the key file to be refused');
+  return expectErrorSync(() => parseKeyFile(text), EmbeddingError);
 }
 
 describe('key file parsing', () => {

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createEmbeddingsClient, type EmbeddingsClient } from '../../src/embeddings/embeddings-client.js';
 import { EmbeddingError, type EmbeddingErrorKind } from '../../src/embeddings/embedding-error.js';
 import { deterministicVector, startEmbeddingsServer, type EmbeddingsServer, type ServerMode } from '../support/embeddings-server.js';
+import { expectError } from '../support/expect-error.js';
 
 let server: EmbeddingsServer;
 let client: EmbeddingsClient;
@@ -20,13 +21,7 @@ afterEach(async () => {
 });
 
 async function failure(texts: string[], timeoutMs = 5_000, expectedDimensions?: number): Promise<EmbeddingError> {
-  try {
-    await client.embed(texts, { timeoutMs, expectedDimensions });
-  } catch (error) {
-    expect(error).toBeInstanceOf(EmbeddingError);
-    return error as EmbeddingError;
-  }
-  throw new Error('expected the request to fail');
+  return expectError(() => client.embed(texts, { timeoutMs, expectedDimensions }), EmbeddingError);
 }
 
 describe('embeddings client', () => {

@@ -1,9 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isBusError, type BusErrorCode } from '../../src/bus/bus-error.js';
+import { BusError, type BusErrorCode } from '../../src/bus/bus-error.js';
 import { REASON_CAP_BYTES, inspect, type InspectionRequest } from '../../src/inspection/inspect.js';
 import { createMemoryLogger } from '../../src/log.js';
+import { expectError } from '../support/expect-error.js';
 import { fixturePath } from '../support/child-process.js';
 import { tempDir } from '../support/test-driver.js';
 
@@ -16,13 +17,8 @@ function settings(args: readonly string[], timeoutSeconds = 10) {
 }
 
 async function failure(promise: Promise<void>): Promise<{ code: BusErrorCode; message: string; retryable: boolean }> {
-  try {
-    await promise;
-  } catch (error) {
-    if (isBusError(error)) return { code: error.code, message: error.message, retryable: error.retryable };
-    throw error;
-  }
-  throw new Error('expected the inspection to fail');
+  const error = await expectError(() => promise, BusError);
+  return { code: error.code, message: error.message, retryable: error.retryable };
 }
 
 describe('inspection hook', () => {
