@@ -1,9 +1,8 @@
 import { copyFileSync, existsSync, openSync, closeSync, readdirSync, readFileSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/db/open-database.js';
 import { startMcp } from '../support/mcp-process.js';
-import { tempDir, testDriverName } from '../support/test-driver.js';
+import { openTestDatabase, tempDir } from '../support/test-driver.js';
 import { jsonOf, prepareCliDir, runCli, waitForPidExit } from './cli-process.js';
 
 type Json = Record<string, any>;
@@ -25,7 +24,7 @@ async function busWithBackupThenMore(dir: string): Promise<string> {
 }
 
 async function contents(dataDir: string): Promise<string[]> {
-  const { db } = await openDatabase({ dataDir, driver: testDriverName() });
+  const { db } = await openTestDatabase(dataDir);
   try {
     return db.all<{ content: string }>("SELECT content FROM messages WHERE channel = 'work' ORDER BY seq").map((r) => r.content);
   } finally {
@@ -98,7 +97,7 @@ describe('agentbus restore', () => {
     // A backup from a newer agentbus: it records a migration this one does not have.
     const look = tempDir();
     copyFileSync(backup, join(look, 'agentbus.db'));
-    const opened = await openDatabase({ dataDir: look, driver: testDriverName() });
+    const opened = await openTestDatabase(look);
     opened.db.transaction(() => opened.db.run("INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (99, 'future', 'x', 0)"));
     opened.db.close();
     const future = await runCli(dir, ['restore', join(look, 'agentbus.db')]);

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/db/open-database.js';
 import { startMcp } from '../support/mcp-process.js';
-import { tempDir, testDriverName } from '../support/test-driver.js';
+import { openTestDatabase, tempDir } from '../support/test-driver.js';
 
 type Json = Record<string, any>;
 
@@ -69,7 +68,7 @@ describe('the bus over MCP, real processes', () => {
     const a = await startMcp(dir);
     await a.call('register', { name: 'Sam' });
     // Age Sam's heartbeat by two hours, as a clock set forward or a long stall would make it look.
-    const { db } = await openDatabase({ dataDir: dir, driver: testDriverName() });
+    const { db } = await openTestDatabase(dir);
     db.transaction(() => db.run("UPDATE sessions SET heartbeat = heartbeat - 7200000, heartbeat_mono = heartbeat_mono - 7200000 WHERE sender = 'Sam'"));
     db.close();
     const b = await startMcp(dir);
@@ -128,7 +127,7 @@ describe('the bus over MCP, real processes', () => {
     });
     process.kill(pid!, 'SIGTERM');
     await exited;
-    const { db } = await openDatabase({ dataDir: dir, driver: testDriverName() });
+    const { db } = await openTestDatabase(dir);
     expect(db.all('SELECT sender FROM sessions')).toEqual([]);
     db.close();
   });

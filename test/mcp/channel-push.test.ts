@@ -4,10 +4,9 @@
  * needs a claude.ai login that tests cannot have; this is the server side.)
  */
 import { describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/db/open-database.js';
 import { resetDatabase } from '../../src/maintenance/reset.js';
 import { startMcp, type McpProcess } from '../support/mcp-process.js';
-import { tempDir, testDriverName } from '../support/test-driver.js';
+import { openTestDatabase, tempDir } from '../support/test-driver.js';
 
 type Json = Record<string, any>;
 
@@ -143,7 +142,7 @@ describe('channel push', () => {
     // expiry: B still runs in this pid namespace, so it keeps the name, and C gets another one.
     process.kill(b.transport.pid!, 'SIGSTOP');
     try {
-      const { db } = await openDatabase({ dataDir: dir, driver: testDriverName() });
+      const { db } = await openTestDatabase(dir);
       db.transaction(() => db.run("UPDATE sessions SET heartbeat = heartbeat - 60000, heartbeat_mono = heartbeat_mono - 60000 WHERE sender = 'Kim'"));
       db.close();
       expect(((await c.call('register', { name: 'Kim' })) as Json).display_name).not.toBe('Kim');
@@ -152,7 +151,7 @@ describe('channel push', () => {
     }
     // The name ends while B runs: an operator's reset removes every session (what
     // `agentbus reset` does). C then takes Kim and subscribes, and a message arrives for Kim.
-    const { db } = await openDatabase({ dataDir: dir, driver: testDriverName() });
+    const { db } = await openTestDatabase(dir);
     expect(resetDatabase(db).deleted.sessions).toBeGreaterThanOrEqual(3);
     db.close();
     expect(((await c.call('register', { name: 'Kim' })) as Json).display_name).toBe('Kim');

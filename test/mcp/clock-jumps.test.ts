@@ -6,10 +6,9 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/db/open-database.js';
 import { fixturePath } from '../support/child-process.js';
 import { killMcp, startMcp, type McpProcess } from '../support/mcp-process.js';
-import { tempDir, testDriverName } from '../support/test-driver.js';
+import { openTestDatabase, tempDir } from '../support/test-driver.js';
 
 type Json = Record<string, any>;
 
@@ -80,7 +79,7 @@ describe('wall-clock jumps, real processes', () => {
     const first = (await a.call('send', input)) as Json;
     await jumpClock(a);
     expect(await a.call('send', input)).toEqual(first);
-    const { db } = await openDatabase({ dataDir: dir, driver: testDriverName() });
+    const { db } = await openTestDatabase(dir);
     expect(db.all("SELECT seq FROM messages WHERE content = 'exactly once'")).toEqual([{ seq: first.seq }]);
     db.close();
   });

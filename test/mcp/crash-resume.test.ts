@@ -1,12 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/db/open-database.js';
 import { killMcp, startMcp } from '../support/mcp-process.js';
-import { tempDir, testDriverName } from '../support/test-driver.js';
+import { openTestDatabase, tempDir } from '../support/test-driver.js';
 
 type Json = Record<string, any>;
 
 async function rows(dir: string, sql: string): Promise<unknown[]> {
-  const { db } = await openDatabase({ dataDir: dir, driver: testDriverName() });
+  const { db } = await openTestDatabase(dir);
   try {
     return db.all(sql);
   } finally {

@@ -5,8 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { HOOK_LINE, HOOK_MARKER } from '../../src/cli/guard-install.js';
 import { prepareCliDir, runCli } from '../cli/cli-process.js';
 import { startMcp, type McpProcess } from '../support/mcp-process.js';
-import { openDatabase } from '../../src/db/open-database.js';
-import { tempDir, testDriverName } from '../support/test-driver.js';
+import { openTestDatabase, tempDir } from '../support/test-driver.js';
 import { stopCleanly } from './clean-exit.js';
 import { git, gitRepo, gitWorktree, personEnv, writeFiles } from './git-repo.js';
 
@@ -201,7 +200,7 @@ describe('agentbus guard in a real git repository, real commits', () => {
 
     // Another process holds the database in exclusive locking mode (Alice's server gone, so it can take it): the guard gives up after a moment.
     await stopCleanly(alice);
-    const { db: locker } = await openDatabase({ dataDir, driver: testDriverName() });
+    const { db: locker } = await openTestDatabase(dataDir);
     try {
       locker.exec('PRAGMA locking_mode = EXCLUSIVE');
       locker.exec('BEGIN EXCLUSIVE');

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/db/open-database.js';
 import { startMcp, type McpProcess } from '../support/mcp-process.js';
-import { tempDir, testDriverName } from '../support/test-driver.js';
+import { openTestDatabase, tempDir } from '../support/test-driver.js';
 import { stopCleanly } from './clean-exit.js';
 import { gitRepo } from './git-repo.js';
 
@@ -17,8 +16,8 @@ async function agents(dir: string, repo: string, count: number): Promise<McpProc
 }
 
 /** Runs `sql` on the bus database from the test, as an outside writer. */
-async function onDatabase<T>(dir: string, fn: (db: Awaited<ReturnType<typeof openDatabase>>['db']) => T): Promise<T> {
-  const { db } = await openDatabase({ dataDir: dir, driver: testDriverName() });
+async function onDatabase<T>(dir: string, fn: (db: Awaited<ReturnType<typeof openTestDatabase>>['db']) => T): Promise<T> {
+  const { db } = await openTestDatabase(dir);
   try {
     return db.transaction(() => fn(db));
   } finally {
