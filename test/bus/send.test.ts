@@ -150,7 +150,7 @@ describe('idempotency receipts', () => {
     expect(tick()).toBe(1);
     const again = await send(a, input);
     expect(again.seq).toBeGreaterThan(first.seq);
-    expect(await send(a, { ...input, content: 'new payload under the renewed key' }).catch((e: { code: string }) => e.code)).toBe('conflict');
+    await expectError(() => send(a, { ...input, content: 'new payload under the renewed key' }), BusError, 'conflict');
   });
 
   it('fingerprints canonically: key order never matters, values do', () => {

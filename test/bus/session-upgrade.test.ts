@@ -7,12 +7,12 @@ import { toEnvelope } from '../../src/bus/envelope.js';
 import { register, requireSession } from '../../src/bus/identity.js';
 import { receiptFingerprint } from '../../src/bus/receipts.js';
 import { send, SendInput } from '../../src/bus/send.js';
-import { loadConfig } from '../../src/config.js';
 import { defaultMigrationsDir, loadMigrations } from '../../src/db/migrations.js';
 import { currentProcess } from '../../src/db/process-identity.js';
 import { createMemoryLogger } from '../../src/log.js';
 import { deleteExpiredReceipts } from '../../src/maintenance/stale-rows.js';
 import { TestClock } from '../support/test-clock.js';
+import { testConfig } from '../support/test-config.js';
 import { openTestDatabase, tempDir } from '../support/test-driver.js';
 
 const HOUR = 3_600_000;
@@ -51,7 +51,7 @@ describe('migration 0007 on a database made before it', () => {
     const { db } = upgraded;
     const ctx = (owner: string): BusContext => ({
       db,
-      config: loadConfig({ env: { AGENTBUS_DATA_DIR: dir }, homeDir: dir, cwd: dir }),
+      config: testConfig(dir),
       clock,
       log: createMemoryLogger(),
       owner,

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { isBusError } from '../../src/bus/bus-error.js';
+import { BusError } from '../../src/bus/bus-error.js';
 import type { Database } from '../../src/db/database.js';
 import { capacityUsage, ensureCapacity } from '../../src/maintenance/capacity.js';
 import { readCapacityNotice } from '../../src/maintenance/capacity-notice.js';
 import { emptyStep } from '../../src/maintenance/step-report.js';
+import { expectErrorSync } from '../support/expect-error.js';
 import { maintenanceFor, T0, testDb } from '../support/maintenance.js';
 import { addChannel, addMessages, addRevision, count, evictedBefore, ftsIntegrity } from '../support/rows.js';
 import { TestClock } from '../support/test-clock.js';
@@ -91,13 +92,7 @@ describe('capacity', () => {
     addRevision(db, 'mem', 99_999, 1, T0, 'young tombstone', T0 - 1);
     expect(capacityUsage(db, config).usedBytes).toBeGreaterThan(capacityUsage(db, config).budgetBytes);
 
-    let caught: unknown;
-    try {
-      ensureCapacity(db, config, clock.now(), 5_000);
-    } catch (error) {
-      caught = error;
-    }
-    expect(isBusError(caught, 'capacity_exhausted')).toBe(true);
+    expectErrorSync(() => ensureCapacity(db, config, clock.now(), 5_000), BusError, 'capacity_exhausted');
     expect(count(db, 'SELECT count(*) AS n FROM messages WHERE memory_id IS NULL')).toBe(0);
     expect(count(db, 'SELECT count(*) AS n FROM messages WHERE memory_id IS NOT NULL')).toBe(2_501);
     const notice = readCapacityNotice(db);

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { isBusError } from '../../src/bus/bus-error.js';
+import { BusError } from '../../src/bus/bus-error.js';
 import { register, requireSession } from '../../src/bus/identity.js';
 import type { BusContext } from '../../src/bus/bus-context.js';
 import { currentProcess } from '../../src/db/process-identity.js';
 import { createMemoryLogger } from '../../src/log.js';
 import { acquireLease, readLease } from '../../src/maintenance/lease.js';
 import { BUS_TABLES, liveSessions, resetDatabase } from '../../src/maintenance/reset.js';
+import { expectErrorSync } from '../support/expect-error.js';
 import { T0, testDb } from '../support/maintenance.js';
 import { addChannel, addMessages, addRevision, count, ftsHits, ftsIntegrity } from '../support/rows.js';
 import { TestClock } from '../support/test-clock.js';
@@ -68,13 +69,7 @@ describe('reset', () => {
     expect(liveSessions(db, clock, 'observer').map((s) => s.sender)).toEqual([display_name]);
 
     resetDatabase(db);
-    let caught: unknown;
-    try {
-      requireSession(ctx, display_name);
-    } catch (error) {
-      caught = error;
-    }
-    expect(isBusError(caught, 'not_registered')).toBe(true);
+    expectErrorSync(() => requireSession(ctx, display_name), BusError, 'not_registered');
     expect(liveSessions(db, clock, 'observer')).toEqual([]);
 
     expect(register(ctx, { name: 'alice' }).display_name).toBe(display_name);
