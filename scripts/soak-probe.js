@@ -1,0 +1,105 @@
+// Preloaded into each `agentbus mcp` process of the soak benchmark
+// (`node --import scripts/soak-probe.js bin/agentbus.js mcp`): the server is
+// the real one; this only watches it. Every SOAK_PROBE_INTERVAL_MS it appends
+// one JSON line to SOAK_PROBE_FILE: RSS, V8 heap, external/array buffers, open
+// file descriptors, live SQLite statements and, on wasm, the size of the wasm
+// memory.
+//
+// Live statements: on wasm, statements prepared through the driver and not yet
+// finalized (the exec cache of at most 32 is not counted); on native,
+// node:sqlite StatementSync objects not yet collected (node:sqlite finalizes a
+// statement when it is garbage collected or its database closes).
+//
+// SOAK_PRAGMA_CACHED=1 replaces Database.pragma() with a version that goes
+// through the statement cache, to measure the bus without the known
+// statement-per-call leak of pragma() (owned by another change).
+import { appendFileSync, readdirSync } from 'node:fs';
+
+const file = process.env.SOAK_PROBE_FILE;
+const intervalMs = Number(process.env.SOAK_PROBE_INTERVAL_MS || 10_000);
+const driver = process.env.AGENTBUS_DRIVER;
+const dist = new URL('../dist/', import.meta.url);
+
+let live = 0;
+let prepared = 0;
+
+if (driver === 'wasm') {
+  const { WasmConnection } = await import(new URL('drivers/wasm/wasm-connection.js', dist).href);
+  const prepare = WasmConnection.prototype.prepare;
+  WasmConnection.prototype.prepare = function countedPrepare(sql) {
+    const stmt = prepare.call(this, sql);
+    live++;
+    prepared++;
+    const finalize = stmt.finalize.bind(stmt);
+    let done = false;
+    stmt.finalize = () => {
+      if (!done) live--;
+      done = true;
+      finalize();
+    };
+    return stmt;
+  };
+} else if (driver === 'native') {
+  const emit = process.emitWarning;
+  process.emitWarning = () => {};
+  const { DatabaseSync } = await import('node:sqlite');
+  process.emitWarning = emit;
+  const collected = new FinalizationRegistry(() => live--);
+  const prepare = DatabaseSync.prototype.prepare;
+  DatabaseSync.prototype.prepare = function countedPrepare(...args) {
+    const stmt = prepare.apply(this, args);
+    live++;
+    prepared++;
+    collected.register(stmt, undefined);
+    return stmt;
+  };
+}
+
+if (process.env.SOAK_PRAGMA_CACHED === '1') {
+  const { Database } = await import(new URL('src/db/database.js', dist).href);
+  Database.prototype.pragma = function cachedPragma(text) {
+    const row = this.get(`PRAGMA ${text}`);
+    return row === undefined ? undefined : Object.values(row)[0];
+  };
+}
+
+let wasmRuntime;
+async function wasmFigures() {
+  if (driver !== 'wasm') return {};
+  wasmRuntime ??= await import(new URL('drivers/wasm/sqlite-runtime.js', dist).href).then((m) => m.loadSqlite3());
+  // SQLite's own memory statistics are compiled out of this build; the wasm memory is what it has grown to.
+  return { wasmMemory: wasmRuntime.wasm.heap8u().length };
+}
+
+function fdCount() {
+  try {
+    return readdirSync('/proc/self/fd').length;
+  } catch {
+    return null;
+  }
+}
+
+async function sample() {
+  const m = process.memoryUsage();
+  const line = {
+    t: Date.now(),
+    pid: process.pid,
+    rss: m.rss,
+    heapUsed: m.heapUsed,
+    heapTotal: m.heapTotal,
+    external: m.external,
+    arrayBuffers: m.arrayBuffers,
+    fds: fdCount(),
+    liveStatements: live,
+    preparedStatements: prepared,
+    ...(await wasmFigures()),
+  };
+  appendFileSync(file, `${JSON.stringify(line)}\n`);
+}
+
+if (file) {
+  const timer = setInterval(() => void sample().catch(() => undefined), intervalMs);
+  timer.unref();
+  // One sample shortly after start, once the server has opened the database.
+  setTimeout(() => void sample().catch(() => undefined), Math.min(2_000, intervalMs)).unref();
+}
