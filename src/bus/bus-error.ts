@@ -11,6 +11,12 @@ export type BusErrorCode =
   | 'inspection_rejected'
   | 'inspection_unavailable'
   | 'capacity_exhausted'
+  /** The database file is damaged: nothing works until a person restores a backup. */
+  | 'database_corrupt'
+  /** The disk holding the database is full: nothing can be stored until a person frees space. */
+  | 'disk_full'
+  /** This user may not write the database's files (another user's files, file modes, a read-only file system). */
+  | 'permission_denied'
   | 'internal';
 
 const RETRYABLE: Readonly<Record<BusErrorCode, boolean>> = {
@@ -22,6 +28,9 @@ const RETRYABLE: Readonly<Record<BusErrorCode, boolean>> = {
   inspection_rejected: false,
   inspection_unavailable: true,
   capacity_exhausted: false,
+  database_corrupt: false,
+  disk_full: false,
+  permission_denied: false,
   internal: true,
 };
 

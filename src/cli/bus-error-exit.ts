@@ -17,6 +17,9 @@ const EXIT_OF: Readonly<Record<BusErrorCode, CliErrorCode>> = {
   inspection_unavailable: 'refused',
   capacity_exhausted: 'refused',
   internal: 'failed',
+  database_corrupt: 'failed',
+  disk_full: 'failed',
+  permission_denied: 'failed',
 };
 
 /** Runs `operation`, turning a BusError into a CliError with its code in the message (`rate_limited: ...`). */

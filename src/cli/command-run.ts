@@ -12,13 +12,19 @@ export type CommandAction = (io: CliIo, args: readonly string[], flags: Record<s
 /** Runs the command; resolves to its exit code. */
 export type CommandRun = (io: CliIo, args: readonly string[], flags: Record<string, unknown>) => Promise<number>;
 
-/** The exit code for an expected failure, or undefined for a defect (rethrown: a stack trace is what helps then). */
-async function exitCodeOf(error: unknown): Promise<number | undefined> {
-  if (error instanceof CliError) return EXIT_CODES[error.code];
+/** The exit code and line for an expected failure, or undefined for a defect (rethrown: a stack trace is what helps then). */
+async function failureOf(error: unknown): Promise<{ code: number; line: string } | undefined> {
+  if (error instanceof CliError) return { code: EXIT_CODES[error.code], line: error.message };
   // Loaded only on this path: a command that fails this way has loaded them already.
-  const [{ ConfigError }, { DbError }] = await Promise.all([import('../config.js'), import('../db/db-error.js')]);
-  if (error instanceof ConfigError || error instanceof DbError) return EXIT_CODES.failed;
-  return undefined;
+  const [{ ConfigError }, { DbError }, { systemErrorLine }] = await Promise.all([
+    import('../config.js'),
+    import('../db/db-error.js'),
+    import('./system-error.js'),
+  ]);
+  if (error instanceof ConfigError || error instanceof DbError) return { code: EXIT_CODES.failed, line: error.message };
+  // An errno error (full disk, another user's file) that no layer named: one line saying what to do, not a stack.
+  const line = systemErrorLine(error);
+  return line === undefined ? undefined : { code: EXIT_CODES.failed, line };
 }
 
 export function commandRun(action: CommandAction): CommandRun {
@@ -26,10 +32,10 @@ export function commandRun(action: CommandAction): CommandRun {
     try {
       return (await action(io, args, flags)) ?? 0;
     } catch (error) {
-      const code = await exitCodeOf(error);
-      if (code === undefined) throw error;
-      io.stderr.write(`agentbus: ${(error as Error).message}\n`);
-      return code;
+      const failure = await failureOf(error);
+      if (failure === undefined) throw error;
+      io.stderr.write(`agentbus: ${failure.line}\n`);
+      return failure.code;
     }
   };
 }

@@ -39,6 +39,7 @@ export async function mcpCommand(io: CliIo, flags: Record<string, unknown>): Pro
       tools: async (services) => (await import('../mcp/tools/all-tools.js')).allTools(services),
       version: packageVersion(),
       stop: stop.signal,
+      stderr: io.stderr,
     });
   } finally {
     process.off('SIGTERM', onSignal);

@@ -10,14 +10,16 @@ export type DbErrorCode =
   | 'locked'
   /** A UNIQUE, NOT NULL, CHECK or FOREIGN KEY constraint failed. */
   | 'constraint'
-  /** The file is damaged. */
+  /** The file is damaged, or lost its content (empty or not SQLite) where backups show there was a bus. */
   | 'corrupt'
-  /** The file or directory cannot be written. */
+  /** The file or directory cannot be written (a read-only file system, or SQLite opened it read-only). */
   | 'readonly'
   /** The file cannot be opened (missing directory, permissions). */
   | 'cantopen'
-  /** The disk is full. */
+  /** The disk (or the user's quota) is full. */
   | 'full'
+  /** A file the database's processes share was deleted or replaced while this process had it open. */
+  | 'replaced'
   /** SQL or API misuse: syntax errors, unknown tables or columns. */
   | 'sql'
   /** The values given do not fit the statement's parameters (missing, unknown, too many, or a value SQLite cannot store). */
@@ -40,7 +42,7 @@ export type DbErrorCode =
   | 'migration_edited'
   /** A migration failed; earlier ones stay applied, this one was rolled back. */
   | 'migration_failed'
-  /** The data directory is missing permissions agentbus needs. */
+  /** This user may not read or write the data directory or a database file (mode, or another user's file). */
   | 'permission'
   /** Another process held the database set-up lock for too long. */
   | 'setup_timeout'
@@ -86,7 +88,8 @@ export function dbErrorCodeFromSqlite(resultCode: number): DbErrorCode {
     case 26: // SQLITE_NOTADB
       return 'corrupt';
     case 8: // SQLITE_READONLY
-      return 'readonly';
+      // SQLITE_READONLY_DBMOVED: the database file was unlinked or renamed under an open connection.
+      return resultCode === 1032 ? 'replaced' : 'readonly';
     case 14: // SQLITE_CANTOPEN
       return 'cantopen';
     case 13: // SQLITE_FULL

@@ -26,8 +26,8 @@ export type FileState =
   | { readonly kind: 'empty' }
   /** An agentbus database and the lock protocol it records. */
   | { readonly kind: 'agentbus'; readonly protocol: LockProtocol }
-  /** Anything else, with a reason a person can act on. */
-  | { readonly kind: 'foreign'; readonly reason: string };
+  /** Anything else, with a reason a person can act on; `notSqlite` when it is not SQLite at all. */
+  | { readonly kind: 'foreign'; readonly reason: string; readonly notSqlite?: boolean };
 
 /** Classifies the file at `path` by its first 100 bytes. Never writes. */
 export function readFileState(path: string): FileState {
@@ -47,7 +47,7 @@ export function readFileState(path: string): FileState {
   }
   if (length === 0) return { kind: 'empty' };
   if (length < HEADER_BYTES || header.toString('latin1', 0, 16) !== SQLITE_MAGIC) {
-    return { kind: 'foreign', reason: `${path} is not a SQLite database` };
+    return { kind: 'foreign', reason: `${path} is not a SQLite database`, notSqlite: true };
   }
   const id = header.readUInt32BE(68);
   for (const [protocol, value] of Object.entries(APPLICATION_ID)) {

@@ -4,7 +4,8 @@
  * set-up lock so that concurrent openers see one outcome.
  */
 import { accessSync, chmodSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { backupDir, listBackups, restoreSteps } from './backups.js';
 import { Database } from './database.js';
 import { DbError } from './db-error.js';
 import type { Connection, Driver, DriverName, LockProtocol } from './driver.js';
@@ -31,6 +32,7 @@ import {
 import { isCertainlyDead, parseProcessIdentity } from './process-identity.js';
 import { setupLockDir, withSetupLock } from './setup-lock.js';
 import { refuseUnsupportedFileSystem } from './file-system-kind.js';
+import { permissionAdvice, storageError } from './storage-error.js';
 
 export const DATABASE_FILE = 'agentbus.db';
 const BACKUPS_KEPT = 3;
@@ -80,11 +82,13 @@ export function prepareDataDir(dataDir: string): string {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new DbError(
-      'permission',
-      `cannot create the data directory ${dir} (${code}): its parent must be writable by this user, or set AGENTBUS_DATA_DIR to a directory you own`,
-      { error },
-    );
+    const converted = storageError(error, dirname(dir));
+    if (converted instanceof DbError && code !== 'EACCES' && code !== 'EPERM') throw converted;
+    const why =
+      code === 'EACCES' || code === 'EPERM'
+        ? permissionAdvice(dir, code)
+        : `${code}: its parent must be a directory this user can write, or set AGENTBUS_DATA_DIR to a directory you own`;
+    throw new DbError('permission', `cannot create the data directory ${dir}: ${why}`, { error });
   }
   if (!statSync(dir).isDirectory()) {
     throw new DbError('permission', `the data directory ${dir} is not a directory; set AGENTBUS_DATA_DIR to a directory`);
@@ -92,13 +96,61 @@ export function prepareDataDir(dataDir: string): string {
   try {
     accessSync(dir, constants.R_OK | constants.W_OK | constants.X_OK);
   } catch (error) {
-    throw new DbError(
-      'permission',
-      `the data directory ${dir} is not writable by this user: agentbus needs read, write and search permission (chmod u+rwx ${dir}), or set AGENTBUS_DATA_DIR to a directory you own`,
-      { error },
-    );
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EROFS') throw storageError(error, dir);
+    throw new DbError('permission', `agentbus cannot use its data directory: ${permissionAdvice(dir, code)}`, { error });
   }
   return dir;
+}
+
+/**
+ * Refuses, before SQLite sees them, database files this user cannot both read
+ * and write: SQLite would open a read-only file read-only without a word and
+ * fail every write later, and says only "unable to open database file" for
+ * the rest.
+ */
+function checkFileAccess(path: string): void {
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    try {
+      accessSync(file, constants.R_OK | constants.W_OK);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') continue;
+      if (code === 'EROFS') throw storageError(error, dirname(path));
+      throw new DbError('permission', `agentbus cannot read and write its database: ${permissionAdvice(file, code)}`, { error });
+    }
+  }
+}
+
+/**
+ * An empty file, or one that is not SQLite at all, where backups show a bus
+ * used to be (or a WAL beside an empty file): the database lost its content
+ * (truncated, overwritten). Making it a new empty bus would bury the loss.
+ * Returns what to tell a person, naming the newest backup and how to restore
+ * it; undefined when the file is fine to open or create.
+ */
+export function lostDatabaseMessage(path: string, dataDir: string, state: FileState): string | undefined {
+  const lostContent = state.kind === 'empty' || (state.kind === 'foreign' && state.notSqlite === true);
+  if (!lostContent) return undefined;
+  const walBytes = statSync(`${path}-wal`, { throwIfNoEntry: false })?.size ?? 0;
+  const newest = listBackups(dataDir)[0];
+  // SQLite writes the main file's first page before any WAL frame: a WAL beside an empty file means the file was emptied.
+  if (newest === undefined && !(state.kind === 'empty' && walBytes > 0)) return undefined;
+  const what = state.kind === 'empty' ? 'is empty (0 bytes)' : 'is not a SQLite database any more';
+  const why = newest === undefined ? `its -wal holds ${walBytes} bytes` : 'backups show a bus was here';
+  const restore =
+    newest === undefined
+      ? `no backup was found in ${backupDir(dataDir)}; if you have one elsewhere, ${restoreSteps(path, '<backup>')}`
+      : `the newest backup is ${newest.path} (written ${new Date(newest.mtimeMs).toISOString()}); to restore it, ${restoreSteps(path, newest.path)}`;
+  return (
+    `${path} ${what}, but ${why}: it lost its content, and agentbus will not start a new empty bus over it. ` +
+    `${restore}. To start a new empty bus instead, delete ${path}${walBytes > 0 ? ` and ${path}-wal` : ''}.`
+  );
+}
+
+function refuseLostDatabase(path: string, dataDir: string, state: FileState): void {
+  const message = lostDatabaseMessage(path, dataDir, state);
+  if (message !== undefined) throw new DbError('corrupt', message);
 }
 
 function otherProtocol(protocol: LockProtocol): LockProtocol {
@@ -326,13 +378,24 @@ function backupBeforeUpgrade(db: Database, dataDir: string, fromVersion: number,
  * migration) is left byte-identical.
  */
 export async function openDatabase(options: OpenDatabaseOptions): Promise<OpenedDatabase> {
-  const now = options.now ?? Date.now;
   const dataDir = prepareDataDir(options.dataDir);
   refuseUnsupportedFileSystem(dataDir);
+  try {
+    return await openPrepared(options, dataDir);
+  } catch (error) {
+    // ENOSPC, EACCES, EROFS from a file the set-up lock or SQLite touches: say which and what to do.
+    throw storageError(error, dataDir);
+  }
+}
+
+async function openPrepared(options: OpenDatabaseOptions, dataDir: string): Promise<OpenedDatabase> {
+  const now = options.now ?? Date.now;
   const path = databasePath(dataDir);
   const migrations = loadMigrations(options.migrationsDir ?? defaultMigrationsDir());
   const source = options.driverSource ?? { kind: 'env' };
   const busyTimeoutMs = options.busyTimeoutMs ?? 5_000;
+
+  checkFileAccess(path);
 
   // The plan is made from the header as it looked before the lock; if another
   // process changed the protocol meanwhile (it converted the file), plan again.
@@ -340,6 +403,8 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Opened
     const plan = await planOpen(path, readFileState(path), options.driver, source, options.convertWhenOnlyPortable === true);
     const opened = withSetupLock(path, options.setupTimeoutMs ?? 60_000, (): OpenedDatabase | 'replan' => {
       let state = readFileState(path);
+      // Decided under the lock only: outside it an empty file may be another process's new database.
+      refuseLostDatabase(path, dataDir, state);
       if (state.kind === 'foreign') throw new DbError('foreign_file', `refusing to open ${state.reason}`);
       let converted: OpenedDatabase['converted'];
       if (state.kind === 'agentbus' && state.protocol !== plan.driver.capabilities.lockProtocol) {
@@ -375,7 +440,11 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Opened
         const version = Math.max(fromVersion, ...pending.map((m) => m.version));
         return { db, created, migrations: { applied: done, version, backupPath }, ...(converted === undefined ? {} : { converted }) };
       } catch (error) {
-        db.close();
+        try {
+          db.close();
+        } catch {
+          // The failure that got here is the one to report (closing on a full disk can fail too).
+        }
         throw error;
       }
     });

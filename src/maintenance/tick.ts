@@ -52,6 +52,8 @@ export interface MaintenanceOptions {
   readonly timer?: () => number;
   /** Adaptive chunk sizing aims each transaction at this many ms; Infinity keeps chunks at 1,000 rows. */
   readonly lockTargetMs?: number;
+  /** Asked before each timed tick; false skips it (the process has stopped using the database). */
+  readonly mayWrite?: () => boolean;
 }
 
 export interface TickReport {
@@ -197,7 +199,7 @@ export function createMaintenance(options: MaintenanceOptions): Maintenance {
     start() {
       if (interval !== undefined) return;
       interval = setInterval(() => {
-        if (running !== undefined) return;
+        if (running !== undefined || options.mayWrite?.() === false) return;
         runTick().catch((error: unknown) => log.warn('maintenance tick failed', { error: errorText(error) }));
       }, intervalMs);
       interval.unref();

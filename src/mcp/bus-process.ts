@@ -8,16 +8,20 @@
  */
 import { randomUUID } from 'node:crypto';
 import { basename } from 'node:path';
+import type { Writable } from 'node:stream';
 import type { BusContext } from '../bus/bus-context.js';
 import { createChangeWaiter } from '../bus/change-waiter.js';
 import { heartbeat, HEARTBEAT_INTERVAL_MS, releaseSessions } from '../bus/identity.js';
 import { RateLimiter } from '../bus/rate-limiter.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
+import type { DbError } from '../db/db-error.js';
 import { openDatabase, prepareDataDir } from '../db/open-database.js';
 import { currentProcess } from '../db/process-identity.js';
+import { SharedFileGuard } from '../db/shared-file-guard.js';
 import { embeddingPassSettled, embeddingPassStep } from '../embeddings/embedding-pass.js';
 import { createFileLogger, type Logger } from '../log.js';
+import { limitRepeats } from '../log-repeats.js';
 import { ancestors, harnessProcess } from '../harness/ancestry.js';
 import { createMaintenance } from '../maintenance/tick.js';
 import type { ChannelNotification } from './channel-push.js';
@@ -34,6 +38,8 @@ export interface BusProcessOptions {
   readonly tools: (services: ToolServices) => readonly ToolDefinition[] | Promise<readonly ToolDefinition[]>;
   /** Sends a Claude Code channel event to the client; absent when push is off. */
   readonly push?: (notification: ChannelNotification) => void;
+  /** The harness's log (stderr of the process): told once when the process stops using the database. */
+  readonly stderr?: Writable;
 }
 
 export interface BusProcess {
@@ -41,6 +47,8 @@ export interface BusProcess {
   readonly log: Logger;
   /** The tools, ready before the database is. */
   readonly tools: readonly ToolDefinition[];
+  /** Undefined while the database may be used (and before it is open); once a shared file was replaced, the error every call answers. Sticky. */
+  storageCheck(): DbError | undefined;
   /** Has the inbox monitor look again (after a tool call, before its answer); never throws, a no-op before open(). */
   afterToolCall(): void;
   /** Opens the database and starts the heartbeat, maintenance and the inbox monitor; once. */
@@ -53,7 +61,8 @@ export interface BusProcess {
 export async function createBusProcess(options: BusProcessOptions): Promise<BusProcess> {
   const { config } = options;
   const dataDir = prepareDataDir(config.data_directory);
-  const log = createFileLogger(dataDir, config.log_level);
+  // A failure every call meets (damaged file, full disk) is logged once a minute with a count, not once per call.
+  const log = limitRepeats(createFileLogger(dataDir, config.log_level));
   const waiter = createChangeWaiter(dataDir);
   // The monitor needs the open database; receive tells it about waits from the start.
   let inbox: InboxMonitor | undefined;
@@ -67,11 +76,24 @@ export async function createBusProcess(options: BusProcessOptions): Promise<BusP
     throw error;
   }
   let running: { ctx: BusContext; beat: NodeJS.Timeout; maintenance: ReturnType<typeof createMaintenance> } | undefined;
+  let guard: SharedFileGuard | undefined;
+  let stopped: DbError | undefined;
+  // Once a shared file was deleted or replaced under this process, it writes nothing more: every call says why.
+  const storageCheck = (): DbError | undefined => {
+    if (stopped !== undefined || guard === undefined) return stopped;
+    stopped = guard.check();
+    if (stopped !== undefined) {
+      log.error('stopped using the database', { error: stopped.message });
+      options.stderr?.write(`agentbus: ${stopped.message}\n`);
+    }
+    return stopped;
+  };
 
   return {
     log,
     tools,
     afterToolCall: () => inbox?.refresh(),
+    storageCheck,
     async open() {
       const { db, migrations, converted } = await openDatabase({
         dataDir,
@@ -80,6 +102,7 @@ export async function createBusProcess(options: BusProcessOptions): Promise<BusP
         convertWhenOnlyPortable: true,
         now: () => options.clock.now(),
       });
+      guard = SharedFileGuard.start(db.path);
       log.info('mcp start', {
         pid: process.pid,
         driver: db.capabilities.name,
@@ -105,6 +128,7 @@ export async function createBusProcess(options: BusProcessOptions): Promise<BusP
       // a lost name surfaces as not_registered. Node's timers run on the
       // monotonic clock, so a wall-clock jump neither bunches nor stalls beats.
       const beat = setInterval(() => {
+        if (storageCheck() !== undefined) return;
         try {
           heartbeat(ctx);
         } catch (error) {
@@ -120,6 +144,7 @@ export async function createBusProcess(options: BusProcessOptions): Promise<BusP
         owner: ctx.owner,
         processIdentity: ctx.processIdentity,
         steps: { embeddingPass: embeddingPassStep(ctx) },
+        mayWrite: () => storageCheck() === undefined,
       });
       maintenance.start();
       const send = options.push;
@@ -140,6 +165,7 @@ export async function createBusProcess(options: BusProcessOptions): Promise<BusP
         server: currentProcess(),
         harness: harness?.identity,
         ...(push === undefined ? {} : { push }),
+        usable: () => storageCheck() === undefined,
       });
       running = { ctx, beat, maintenance };
       return ctx;
@@ -150,15 +176,18 @@ export async function createBusProcess(options: BusProcessOptions): Promise<BusP
       if (running !== undefined) {
         const { ctx, beat, maintenance } = running;
         clearInterval(beat);
-        await maintenance.stop();
+        // Stopping hands the lease back, a write: not after the database's shared files were replaced.
+        if (stopped === undefined) await maintenance.stop();
         await embeddingPassSettled(ctx.db);
         try {
-          releaseSessions(ctx);
+          if (stopped === undefined) releaseSessions(ctx);
         } catch (error) {
           // Busy or reset: observers then see this process gone (or, from another pid namespace, its heartbeat stop).
           log.warn('releasing sessions failed', { error: (error as Error).message });
         }
-        ctx.db.close();
+        // Closing may checkpoint and delete the WAL when this process believes it is the last one; with the
+        // shared files replaced it cannot know, so it leaves the database as it is and lets process exit release it.
+        if (stopped === undefined) ctx.db.close();
         log.info('mcp stop', { pid: process.pid });
       }
       await log.close();

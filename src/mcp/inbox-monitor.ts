@@ -45,6 +45,8 @@ export interface InboxMonitorOptions {
   readonly harness: ProcessIdentity | undefined;
   /** Sends a channel event to the client; absent when push is off. */
   readonly push?: (notification: ChannelNotification) => void;
+  /** False once the database must not be used any more (a shared file was replaced): the monitor then closes itself. */
+  readonly usable?: () => boolean;
   readonly pollMs?: number;
   readonly pushIntervalMs?: number;
 }
@@ -172,6 +174,11 @@ export function createInboxMonitor(options: InboxMonitorOptions): InboxMonitor {
 
   const refresh = (): void => {
     if (closed) return;
+    // A replaced database is neither read nor reported on: no look, no event, and no inbox file left promising messages.
+    if (options.usable?.() === false) {
+      close();
+      return;
+    }
     let names: NameState[];
     try {
       names = look();
@@ -214,6 +221,22 @@ export function createInboxMonitor(options: InboxMonitorOptions): InboxMonitor {
     ctx.log.warn('cleaning the inbox folder failed', { error: (error as Error).message });
   }
 
+  const close = (): void => {
+    if (closed) return;
+    closed = true;
+    stopListening();
+    clearInterval(poll);
+    if (dueTimer !== undefined) clearTimeout(dueTimer);
+    if (fileName !== undefined && written !== undefined) {
+      try {
+        removeInboxFile(dataDir, fileName);
+      } catch (error) {
+        ctx.log.warn('removing the inbox file failed', { error: (error as Error).message });
+      }
+    }
+    written = undefined;
+  };
+
   return {
     refresh,
     enterReceive(name) {
@@ -227,20 +250,6 @@ export function createInboxMonitor(options: InboxMonitorOptions): InboxMonitor {
         else receiving.set(name, n);
       };
     },
-    close() {
-      if (closed) return;
-      closed = true;
-      stopListening();
-      clearInterval(poll);
-      if (dueTimer !== undefined) clearTimeout(dueTimer);
-      if (fileName !== undefined && written !== undefined) {
-        try {
-          removeInboxFile(dataDir, fileName);
-        } catch (error) {
-          ctx.log.warn('removing the inbox file failed', { error: (error as Error).message });
-        }
-      }
-      written = undefined;
-    },
+    close,
   };
 }

@@ -4,9 +4,11 @@
  * answered with structuredContent plus the same JSON as text, over the
  * JSON-RPC connection of json-rpc-connection.ts.
  */
+import { dirname } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { BusContext } from '../bus/bus-context.js';
 import { BusError } from '../bus/bus-error.js';
+import type { DbError } from '../db/db-error.js';
 import type { Logger } from '../log.js';
 import { CHANNEL_CAPABILITY, CHANNEL_INSTRUCTIONS } from './channel-instructions.js';
 import { SERVER_INSTRUCTIONS } from './instructions.js';
@@ -22,6 +24,8 @@ export interface McpBackend {
   readonly log: Logger;
   /** Runs after every tool call, before its result is sent (the inbox monitor looks again here). Must not throw. */
   readonly afterToolCall?: () => void;
+  /** Asked before every tool call: an error means the database must not be used any more (its shared files were replaced). */
+  readonly storageCheck?: () => DbError | undefined;
 }
 
 export interface McpServerOptions {
@@ -72,7 +76,7 @@ export function createMcpServer({ backend, context, version, channels = false }:
     if (typeof args !== 'object' || args === null || Array.isArray(args)) {
       throw invalidParams(`tools/call ${name}: params.arguments must be an object of the tool's arguments`);
     }
-    const { tools, log, afterToolCall } = await backend;
+    const { tools, log, storageCheck, afterToolCall } = await backend;
     const tool = tools.find((t) => t.name === name);
     if (tool === undefined) {
       return errorResult(
@@ -93,12 +97,17 @@ export function createMcpServer({ backend, context, version, channels = false }:
         });
       },
     };
+    let dataDir: string | undefined;
     try {
       const ctx = await context;
+      dataDir = dirname(ctx.db.path);
+      const refused = storageCheck?.();
+      if (refused !== undefined) throw refused;
       const result = await tool.handler(ctx, args, extra);
       return successResult(result as Record<string, unknown>);
     } catch (thrown) {
-      const { error, unexpected } = toBusError(thrown);
+      // dataDir lets an I/O error on a full disk be told apart and answered as disk_full.
+      const { error, unexpected } = toBusError(thrown, dataDir);
       if (unexpected) {
         log.error('tool failed', { tool: tool.name, error: thrown instanceof Error ? `${thrown.name}: ${thrown.message}` : String(thrown) });
       }

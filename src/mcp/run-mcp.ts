@@ -35,6 +35,8 @@ export interface McpProcessOptions {
   readonly version: string;
   /** Aborting it shuts the server down as if the client had closed stdin (SIGTERM from a harness). */
   readonly stop?: AbortSignal;
+  /** The harness's log (stderr of the process): told once when the process stops using the database. */
+  readonly stderr?: Writable;
 }
 
 /** How long the bus waits for the client's first message before it starts anyway. */
@@ -77,7 +79,7 @@ export async function runMcp(options: McpProcessOptions): Promise<void> {
       ...(options.config.push ? { push: ({ method, params }) => connection.notify(method, params) } : {}),
     });
     const { afterToolCall } = bus;
-    backend.resolve({ tools: bus.tools, log: bus.log, afterToolCall });
+    backend.resolve({ tools: bus.tools, log: bus.log, storageCheck: bus.storageCheck, afterToolCall });
     context.resolve(await bus.open());
   } catch (error) {
     backend.reject(error);

@@ -4,6 +4,7 @@
  */
 import { BusError } from '../bus/bus-error.js';
 import { DbError } from '../db/db-error.js';
+import { storageError } from '../db/storage-error.js';
 
 export interface ToolResult {
   [key: string]: unknown;
@@ -21,14 +22,61 @@ export function errorResult(error: BusError): ToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured, isError: true };
 }
 
-/** Maps anything thrown by a handler to a BusError; unexpected failures become `internal`. */
-export function toBusError(error: unknown): { error: BusError; unexpected: boolean } {
+/**
+ * Maps anything thrown by a handler to a BusError. Storage failures a person
+ * must fix (a damaged file, a full disk, another user's or a read-only file,
+ * a shared file deleted under the process) are not retryable and say what to
+ * do; a retry loop against them only fills the log. `logged`: worth a line in
+ * the log (the caller rate-limits repeats). `dataDir` lets an I/O error on a
+ * full disk be reported as `disk_full`.
+ */
+export function toBusError(error: unknown, dataDir?: string): { error: BusError; unexpected: boolean } {
   if (error instanceof BusError) return { error, unexpected: false };
-  if (error instanceof DbError && (error.code === 'busy' || error.code === 'locked')) {
-    return { error: new BusError('internal', 'the database is busy with other agents; retry in a moment', { retryable: true }), unexpected: false };
-  }
-  if (error instanceof DbError && error.code === 'full') {
-    return { error: new BusError('internal', 'the disk holding the agentbus database is full; free space and retry', { retryable: true }), unexpected: true };
+  const e = error instanceof DbError && dataDir !== undefined ? storageError(error, dataDir) : error;
+  if (e instanceof DbError) {
+    const mapped = storageBusError(e, dataDir);
+    if (mapped !== undefined) return mapped;
   }
   return { error: new BusError('internal', 'agentbus failed unexpectedly; the details are in the agentbus log', { retryable: true }), unexpected: true };
+}
+
+function storageBusError(e: DbError, dataDir: string | undefined): { error: BusError; unexpected: boolean } | undefined {
+  const where = dataDir === undefined ? '' : ` (${dataDir})`;
+  switch (e.code) {
+    case 'busy':
+    case 'locked':
+      return { error: new BusError('internal', 'the database is busy with other agents; retry in a moment', { retryable: true }), unexpected: false };
+    case 'corrupt':
+      return {
+        error: new BusError(
+          'database_corrupt',
+          `the agentbus database${where} is damaged (SQLite: ${e.message}); retrying cannot help. Tell the user: stop the agents using agentbus, run \`agentbus doctor\`, and restore a backup (agentbus keeps them in the backups folder of its data directory).`,
+          { cause: e },
+        ),
+        unexpected: true,
+      };
+    case 'full':
+      return {
+        error: new BusError(
+          'disk_full',
+          `the disk holding the agentbus database${where} is full: nothing can be stored until space is freed, so retrying now cannot help. Tell the user to free disk space there; \`agentbus doctor\` shows how much is left.`,
+          { cause: e },
+        ),
+        unexpected: true,
+      };
+    case 'permission':
+    case 'readonly':
+      return {
+        error: new BusError(
+          'permission_denied',
+          `agentbus may not write its database${where} (${e.message}); retrying cannot help. Tell the user to run \`agentbus doctor\`, which says whose files they are and what to do.`,
+          { cause: e },
+        ),
+        unexpected: true,
+      };
+    case 'replaced':
+      return { error: new BusError('internal', e.message, { retryable: false, cause: e }), unexpected: true };
+    default:
+      return undefined;
+  }
 }

@@ -11,6 +11,7 @@ import { PassThrough } from 'node:stream';
 import type { CliIo } from '../../src/cli/cli-io.js';
 import { systemClock } from '../../src/clock.js';
 import { AGENTBUS_BIN } from '../support/mcp-process.js';
+import { withoutDacOverride } from '../support/privileges.js';
 import { testDriverName } from '../support/test-driver.js';
 
 export interface CliRun {
@@ -40,11 +41,16 @@ export interface RunCliOptions {
   readonly cwd?: string;
   /** The agentbus executable to run (default: this checkout's bin/agentbus.js), e.g. an installed package's. */
   readonly bin?: string;
+  /** Run as root without CAP_DAC_OVERRIDE (setpriv), so file modes and owners apply; only when the tests run as root. */
+  readonly withoutDacOverride?: boolean;
 }
 
 /** Runs the CLI to completion. */
 export async function runCli(dataDir: string, args: readonly string[], options: RunCliOptions = {}): Promise<CliRun> {
-  const child = spawn(process.execPath, [options.bin ?? AGENTBUS_BIN, ...args], {
+  const [command, argv] = options.withoutDacOverride
+    ? withoutDacOverride(process.execPath, [options.bin ?? AGENTBUS_BIN, ...args])
+    : [process.execPath, [options.bin ?? AGENTBUS_BIN, ...args]];
+  const child = spawn(command, argv, {
     env: {
       PATH: process.env.PATH ?? '',
       HOME: dataDir,

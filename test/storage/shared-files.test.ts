@@ -1,0 +1,88 @@
+import { copyFileSync, existsSync, renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { databasePath } from '../../src/db/open-database.js';
+import { startMcp, type McpProcess } from '../support/mcp-process.js';
+import { tempDir } from '../support/test-driver.js';
+
+type Json = Record<string, any>;
+
+async function runningBus(dir: string): Promise<McpProcess> {
+  const server = await startMcp(dir);
+  await server.call('register', { name: 'Alice' });
+  await server.call('create_channel', { as: 'Alice', name: 'work', kind: 'ordinary' });
+  await server.call('send', { as: 'Alice', channel: 'work', content: 'before' });
+  return server;
+}
+
+/**
+ * Deleting one of the files every process shares while a server runs: the
+ * server must refuse every later call, loudly and for good, instead of going
+ * on with a WAL index or lock table that processes started afterwards no
+ * longer see. With `another`, a process started afterwards works and loses
+ * nothing it acknowledged.
+ */
+async function deleteUnderRunningServer(suffix: string, replace: boolean, another = true): Promise<boolean> {
+  const dir = tempDir();
+  const a = await runningBus(dir);
+  const file = `${databasePath(dir)}${suffix}`;
+  if (!existsSync(file)) return false;
+  if (replace) {
+    copyFileSync(file, join(dir, 'copy'));
+    renameSync(join(dir, 'copy'), file);
+  } else {
+    rmSync(file);
+  }
+
+  const acknowledged: number[] = [];
+  if (another) {
+    const b = await startMcp(dir);
+    const bob = (await b.call('register', { name: 'Bob' })) as Json;
+    for (let i = 0; i < 10; i++) {
+      const sent = (await b.call('send', { as: bob.display_name, channel: 'work', content: `after ${i}` })) as Json;
+      expect(sent.error).toBeUndefined();
+      acknowledged.push(sent.seq);
+    }
+  }
+
+  for (const call of [
+    () => a.call('send', { as: 'Alice', channel: 'work', content: 'from the old process' }),
+    () => a.call('history', { as: 'Alice', channel: 'work' }),
+  ]) {
+    const answer = (await call()) as Json;
+    expect(answer.error).toMatchObject({ code: 'internal', retryable: false });
+    expect(answer.error.message).toContain(file);
+    expect(answer.error.message).toMatch(/Restart this agent session/);
+  }
+  expect(a.stderr()).toContain(`agentbus: ${file}`);
+  if (!another) return true;
+
+  const c = await startMcp(dir);
+  const carol = (await c.call('register', { name: 'Carol' })) as Json;
+  const history = (await c.call('history', { as: carol.display_name, channel: 'work', count: 100 })) as Json;
+  const seen = new Set(history.messages.map((m: Json) => m.seq));
+  for (const seq of acknowledged) expect(seen.has(seq)).toBe(true);
+  expect(history.messages.some((m: Json) => m.content === 'from the old process')).toBe(false);
+  return true;
+}
+
+describe('files shared by running agents, deleted or replaced under them', () => {
+  it('the database file itself, replaced by a copy (a restore while agents run)', async () => {
+    expect(await deleteUnderRunningServer('', true)).toBe(true);
+  });
+
+  it('-shm and -locks, each that the driver uses, deleted', async () => {
+    // -locks exists only under the portable lock protocol; the WAL index (-shm) always does.
+    const used: string[] = [];
+    for (const suffix of ['-shm', '-locks']) {
+      if (await deleteUnderRunningServer(suffix, false)) used.push(suffix);
+    }
+    expect(used).toContain('-shm');
+  });
+
+  it('-wal deleted: the running server refuses (its uncheckpointed commits are gone for everyone else)', async () => {
+    // A process started afterwards finds the WAL index pointing past the end of a new, empty -wal, and
+    // SQLite refuses it with an I/O error until every process has been restarted; so none is started here.
+    expect(await deleteUnderRunningServer('-wal', false, false)).toBe(true);
+  });
+});
