@@ -1,16 +1,18 @@
 /**
  * `agentbus doctor`: checks what can go wrong outside the bus's own logic —
- * the config, the data directory's permissions and file system, the file's
- * lock protocol and integrity, stale locks — and says how to fix each. Exits
+ * the config, the data directory's permissions and file system, free disk
+ * space, the file's lock protocol, its -wal and integrity, stale locks, the
+ * files shared while agents run — and says how to fix each. Exits
  * 1 when any check finds a problem. Stale locks are cleared only with `--fix`
  * or a "yes" on a terminal, and only those whose owner is certainly dead or
  * whose lease expired (docs/drivers.md).
  */
 import { accessSync, constants, statSync } from 'node:fs';
-import { isAbsolute, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { ConfigError, type Config } from '../config.js';
-import { databasePath, openForInspection } from '../db/open-database.js';
-import { readFileState } from '../db/file-header.js';
+import { databasePath, lostDatabaseMessage, openForInspection } from '../db/open-database.js';
+import { readFileState, type FileState } from '../db/file-header.js';
+import { permissionAdvice } from '../db/storage-error.js';
 import { changeDriverSetting, DRIVER_FOR_PROTOCOL, loadDriver } from '../db/select-driver.js';
 import { commandConfig, flagSet } from './cli-config.js';
 import type { CliIo } from './cli-io.js';
@@ -20,12 +22,15 @@ import { checkFileSystem } from './doctor-file-system.js';
 import { checkLocks } from './doctor-locks.js';
 import { progressFor } from './progress.js';
 import { newDatabaseCheck } from './new-database-driver.js';
+import { checkDisk } from './doctor-disk.js';
+import { checkSharedFiles, NOT_SEARCHABLE, searchable } from './doctor-shared-files.js';
+import { checkWal } from './doctor-wal.js';
 
 /** `ok`: fine; `warn`: works but should be fixed; `problem`: broken (exit 1); `fixed`: was a problem, cleared by this run. */
 export type CheckStatus = 'ok' | 'warn' | 'problem' | 'fixed';
 
 export interface Check {
-  /** Stable id for scripts: config, data_directory, file_system, database, new_database (no database yet), lock_protocol, integrity, stale_locks. */
+  /** Stable id for scripts: config, data_directory, file_system, disk, database, new_database (no database yet), lock_protocol, wal, integrity, stale_locks, shared_files. */
   readonly name: string;
   /** How it went. */
   readonly status: CheckStatus;
@@ -74,8 +79,8 @@ function checkDataDir(dir: string): Check {
   if (!st.isDirectory()) return { name: 'data_directory', status: 'problem', message: `${dir} is not a directory; remove it or set AGENTBUS_DATA_DIR elsewhere` };
   try {
     accessSync(dir, constants.R_OK | constants.W_OK | constants.X_OK);
-  } catch {
-    return { name: 'data_directory', status: 'problem', message: `${dir} is not readable, writable and searchable by this user: chmod u+rwx ${dir}` };
+  } catch (error) {
+    return { name: 'data_directory', status: 'problem', message: permissionAdvice(dir, (error as NodeJS.ErrnoException).code) };
   }
   const uid = process.getuid?.();
   if (uid !== undefined && st.uid !== uid) {
@@ -94,7 +99,19 @@ interface DatabaseChecks {
 
 async function checkDatabase(io: CliIo, config: Config | undefined, path: string): Promise<DatabaseChecks> {
   const checks: Check[] = [];
-  const state = readFileState(path);
+  let state: FileState;
+  try {
+    state = readFileState(path);
+  } catch (error) {
+    const message = searchable(dirname(path)) ? permissionAdvice(path, (error as NodeJS.ErrnoException).code) : NOT_SEARCHABLE;
+    checks.push({ name: 'database', status: 'problem', message });
+    return { checks };
+  }
+  const lost = lostDatabaseMessage(path, dirname(path), state);
+  if (lost !== undefined) {
+    checks.push({ name: 'database', status: 'problem', message: lost });
+    return { checks };
+  }
   if (state.kind === 'missing' || state.kind === 'empty') {
     checks.push({ name: 'database', status: 'ok', message: `${path} does not exist yet; the first \`agentbus mcp\` creates it` });
     checks.push(await newDatabaseCheck(config));
@@ -133,6 +150,16 @@ async function checkDatabase(io: CliIo, config: Config | undefined, path: string
   } else {
     checks.push({ name: 'lock_protocol', status: 'ok', message: `${state.protocol} (${wanted} driver, SQLite ${loaded.driver.capabilities.sqliteVersion})` });
   }
+  const wal = checkWal(path);
+  checks.push(wal);
+  if (wal.status !== 'ok') {
+    checks.push({
+      name: 'integrity',
+      status: 'warn',
+      message: 'not checked: opening the database now could make SQLite checkpoint and delete the damaged -wal; deal with the wal finding first',
+    });
+    return { checks };
+  }
   const progress = progressFor(io);
   progress.step(`checking the integrity of ${formatBytes(st.size)} ...`);
   let problems: string[];
@@ -169,11 +196,18 @@ export async function runDoctor(io: CliIo, flags: Record<string, unknown>): Prom
   const { check: configCheck, config } = checkConfig(io, flags);
   const dataDir = config?.data_directory ?? fallbackDataDir(io);
   const path = databasePath(dataDir);
-  const checks: Check[] = [configCheck, checkDataDir(dataDir), checkFileSystem(dataDir)];
+  const checks: Check[] = [configCheck, checkDataDir(dataDir), checkFileSystem(dataDir), checkDisk(dataDir, config)];
   const db = await checkDatabase(io, config, path);
   checks.push(...db.checks);
-  const state = readFileState(path);
-  checks.push(await checkLocks(io, flags, path, state.kind === 'agentbus' ? state.protocol : undefined));
+  let protocol: string | undefined;
+  try {
+    const state = readFileState(path);
+    protocol = state.kind === 'agentbus' ? state.protocol : undefined;
+  } catch {
+    // Unreadable: the database check said so.
+  }
+  checks.push(await checkLocks(io, flags, path, protocol));
+  checks.push(checkSharedFiles(path));
   return { ok: checks.every((c) => c.status !== 'problem'), checks };
 }
 

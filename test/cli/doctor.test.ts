@@ -55,8 +55,8 @@ describe('agentbus doctor', () => {
     expect(run.code).toBe(0);
     const report = jsonOf(run);
     expect(report.ok).toBe(true);
-    expect(report.checks.map((c: Json) => c.name)).toEqual(['config', 'data_directory', 'file_system', 'database', 'lock_protocol', 'integrity', 'stale_locks']);
-    for (const name of ['config', 'data_directory', 'file_system', 'lock_protocol', 'integrity', 'stale_locks']) expect(check(report, name).status).toBe('ok');
+    expect(report.checks.map((c: Json) => c.name)).toEqual(['config', 'data_directory', 'file_system', 'disk', 'database', 'lock_protocol', 'wal', 'integrity', 'stale_locks', 'shared_files']);
+    for (const name of ['config', 'data_directory', 'file_system', 'lock_protocol', 'wal', 'integrity', 'stale_locks', 'shared_files']) expect(check(report, name).status).toBe('ok');
     expect(check(report, 'file_system').message).toMatch(/local file system/);
     const text = await runCli(dir, ['doctor']);
     expect(text.code).toBe(0);
