@@ -384,8 +384,29 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Opened
     return await openPrepared(options, dataDir);
   } catch (error) {
     // ENOSPC, EACCES, EROFS from a file the set-up lock or SQLite touches: say which and what to do.
-    throw storageError(error, dataDir);
+    throw withNextStep(storageError(error, dataDir), dataDir);
   }
+}
+
+/** SQLite's own words for a damaged file or an I/O failure at open, plus what a person should do next. */
+function withNextStep(error: unknown, dataDir: string): unknown {
+  if (!(error instanceof DbError) || error.sqliteCode === undefined) return error;
+  const path = databasePath(dataDir);
+  if (error.code === 'corrupt') {
+    const newest = listBackups(dataDir)[0];
+    const restore = newest === undefined ? 'restore a backup if you have one' : `restore the newest backup: ${restoreSteps(path, newest.path)}`;
+    return new DbError('corrupt', `${path} is damaged (SQLite: ${error.message}): run \`agentbus doctor\`, then ${restore}`, {
+      sqliteCode: error.sqliteCode,
+      error,
+    });
+  }
+  if (error.code === 'error' || error.code === 'cantopen') {
+    return new DbError(error.code, `cannot open ${path} (SQLite: ${error.message}): run \`agentbus doctor\` to see why`, {
+      sqliteCode: error.sqliteCode,
+      error,
+    });
+  }
+  return error;
 }
 
 async function openPrepared(options: OpenDatabaseOptions, dataDir: string): Promise<OpenedDatabase> {

@@ -2,7 +2,7 @@ import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { databasePath } from '../../src/db/open-database.js';
-import { waitForPidExit } from '../cli/cli-process.js';
+import { runCli, waitForPidExit } from '../cli/cli-process.js';
 import { startMcp } from '../support/mcp-process.js';
 import { tempDir, testDriver } from '../support/test-driver.js';
 
@@ -55,5 +55,26 @@ describe('a damaged database over MCP', () => {
       .filter((line) => line.includes('tool failed'));
     // One line per distinct failure (send, history), not one per call.
     expect(failures).toHaveLength(2);
+  });
+
+  it('a damaged schema page: `agentbus mcp` stops with one line that names doctor and the newest backup', async () => {
+    const dir = tempDir();
+    const first = await startMcp(dir);
+    await first.call('register', { name: 'Alice' });
+    expect((await runCli(dir, ['backup'])).code).toBe(0);
+    const pid = first.transport.pid;
+    await first.close();
+    await waitForPidExit(pid);
+    // Page 1 past the 100-byte file header holds the schema's b-tree: the header still reads as agentbus.
+    const fd = openSync(databasePath(dir), 'r+');
+    writeSync(fd, Buffer.alloc(2000, 0xa5), 0, 2000, 100);
+    closeSync(fd);
+
+    const start = await runCli(dir, ['mcp']);
+    expect(start.code).toBe(1);
+    const lines = start.stderr.trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/is damaged \(SQLite: .*\): run `agentbus doctor`, then restore the newest backup/);
+    expect(lines[0]).toContain(join(dir, 'backups'));
   });
 });
