@@ -236,6 +236,7 @@ function summarise(result) {
     byRole.get(s.role).push(s);
   }
   const warmupEnd = result.t0 + WARMUP * result.elapsed * 1000;
+  const halfway = result.t0 + 0.5 * result.elapsed * 1000;
   for (const metric of METRICS) {
     for (const [role, list] of byRole) {
       const points = list.filter((s) => typeof s[metric.key] === 'number').map((s) => ({ t: s.t, x: (s.t - result.t0) / 60_000, y: s[metric.key] / metric.scale }));
@@ -248,6 +249,7 @@ function summarise(result) {
         end: points.at(-1).y,
         max: Math.max(...points.map((p) => p.y)),
         slope: slopePerHour(after),
+        late: slopePerHour(points.filter((p) => p.t >= halfway)),
         digits: metric.digits,
       });
     }
@@ -261,6 +263,7 @@ function summarise(result) {
       end: wal.at(-1).y,
       max: Math.max(...wal.map((p) => p.y)),
       slope: slopePerHour(wal.filter((p) => p.t >= warmupEnd)),
+      late: slopePerHour(wal.filter((p) => p.t >= halfway)),
       digits: 2,
     });
   }
@@ -322,10 +325,14 @@ for (const r of results) {
     `${r.driver}: ${r.counts.sent} sent (${(r.counts.sent / r.elapsed).toFixed(1)}/s${r.counts.skipped > 0 ? `, ${r.counts.skipped} not started: 64 in flight` : ''}), ${r.counts.received} received, ${r.counts.edits} memory edits, ${r.counts.searches} searches in ${(r.elapsed / 60).toFixed(1)} min` +
       (Object.keys(r.errors).length > 0 ? `; errors ${JSON.stringify(r.errors)}` : '; no errors'),
   );
-  console.log(`${'metric'.padEnd(18)}${'process'.padEnd(11)}${pad('start', 9)}${pad('end', 9)}${pad('max', 9)}${pad('slope/h', 10)}  (slope after the first ${Math.round(WARMUP * 100)}%)`);
+  console.log(
+    `${'metric'.padEnd(18)}${'process'.padEnd(11)}${pad('start', 9)}${pad('end', 9)}${pad('max', 9)}${pad('slope/h', 10)}${pad('late/h', 10)}` +
+      `  (per hour, least squares: after the first ${Math.round(WARMUP * 100)}%, and over the second half)`,
+  );
   for (const row of summarise(r)) {
     const f = (x) => x.toFixed(row.digits);
-    console.log(`${row.metric.padEnd(18)}${row.role.padEnd(11)}${pad(f(row.start), 9)}${pad(f(row.end), 9)}${pad(f(row.max), 9)}${pad((row.slope >= 0 ? '+' : '') + row.slope.toFixed(Math.max(row.digits, 1)), 10)}`);
+    const signed = (x) => (x >= 0 ? '+' : '') + x.toFixed(Math.max(row.digits, 1));
+    console.log(`${row.metric.padEnd(18)}${row.role.padEnd(11)}${pad(f(row.start), 9)}${pad(f(row.end), 9)}${pad(f(row.max), 9)}${pad(signed(row.slope), 10)}${pad(signed(row.late), 10)}`);
   }
 }
 if (values.json) {
