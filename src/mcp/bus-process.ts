@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { basename } from 'node:path';
 import type { Writable } from 'node:stream';
 import type { BusContext } from '../bus/bus-context.js';
-import { createChangeWaiter } from '../bus/change-waiter.js';
+import { createChangeWaiter, type ChangeWaiter } from '../bus/change-waiter.js';
 import { heartbeat, HEARTBEAT_INTERVAL_MS, releaseSessions } from '../bus/identity.js';
 import { RateLimiter } from '../bus/rate-limiter.js';
 import type { Clock } from '../clock.js';
@@ -67,9 +67,19 @@ export async function createBusProcess(options: BusProcessOptions): Promise<BusP
   // The monitor needs the open database; receive tells it about waits from the start.
   let inbox: InboxMonitor | undefined;
   const receiving = { enterReceive: (name: string) => inbox?.enterReceive(name) ?? (() => undefined) };
+  // A receive that started waiting before a shared file was replaced must not write when it wakes:
+  // each wake asks the guard, and once it objects the wait ends with its error (the call then fails).
+  const guardedWaiter: ChangeWaiter = {
+    async waitForChange(untilMs, signal) {
+      await waiter.waitForChange(untilMs, signal);
+      const refused = storageCheck();
+      if (refused !== undefined) throw refused;
+    },
+    close: () => waiter.close(),
+  };
   let tools: readonly ToolDefinition[];
   try {
-    tools = await options.tools({ waiter, inbox: receiving });
+    tools = await options.tools({ waiter: guardedWaiter, inbox: receiving });
   } catch (error) {
     waiter.close();
     await log.close();

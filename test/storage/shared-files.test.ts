@@ -27,6 +27,11 @@ async function deleteUnderRunningServer(suffix: string, replace: boolean, anothe
   const a = await runningBus(dir);
   const file = `${databasePath(dir)}${suffix}`;
   if (!existsSync(file)) return false;
+  await a.call('subscribe', { as: 'Alice', channel: 'work' });
+  await a.call('receive', { as: 'Alice' });
+  // A receive already waiting when the file goes must not deliver (a write) when the other process's sends wake it.
+  const waiting = a.call('receive', { as: 'Alice', wait_seconds: 30 }) as Promise<Json>;
+  await new Promise((r) => setTimeout(r, 300));
   if (replace) {
     copyFileSync(file, join(dir, 'copy'));
     renameSync(join(dir, 'copy'), file);
@@ -55,6 +60,8 @@ async function deleteUnderRunningServer(suffix: string, replace: boolean, anothe
     expect(answer.error.message).toMatch(/Restart this agent session/);
   }
   expect(a.stderr()).toContain(`agentbus: ${file}`);
+  // Woken by the other process's commits, or by the 250 ms poll: either way it must not deliver.
+  expect((await waiting).error).toMatchObject({ code: 'internal', retryable: false });
   if (!another) return true;
 
   const c = await startMcp(dir);
