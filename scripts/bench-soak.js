@@ -224,6 +224,9 @@ const METRICS = [
   { key: 'heapTotal', label: 'heap total MiB', scale: MIB, digits: 1 },
   { key: 'external', label: 'external MiB', scale: MIB, digits: 1 },
   { key: 'wasmMemory', label: 'wasm memory MiB', scale: MIB, digits: 1 },
+  { key: 'rssCode', label: 'RSS code MiB', scale: MIB, digits: 1 },
+  { key: 'rssAnon', label: 'RSS anon MiB', scale: MIB, digits: 1 },
+  { key: 'rssFile', label: 'RSS file MiB', scale: MIB, digits: 1 },
   { key: 'fds', label: 'fds', scale: 1, digits: 0 },
   { key: 'liveStatements', label: 'live statements', scale: 1, digits: 0 },
 ];

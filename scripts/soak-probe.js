@@ -2,8 +2,8 @@
 // (`node --import scripts/soak-probe.js bin/agentbus.js mcp`): the server is
 // the real one; this only watches it. Every SOAK_PROBE_INTERVAL_MS it appends
 // one JSON line to SOAK_PROBE_FILE: RSS, V8 heap, external/array buffers, open
-// file descriptors, live SQLite statements and, on wasm, the size of the wasm
-// memory.
+// file descriptors, live SQLite statements, resident memory by kind of mapping
+// (JIT code, anonymous, file-backed) and, on wasm, the size of the wasm memory.
 //
 // Live statements: on wasm, statements prepared through the driver and not yet
 // finalized (the exec cache of at most 32 is not counted); on native,
@@ -13,7 +13,7 @@
 // SOAK_PRAGMA_CACHED=1 replaces Database.pragma() with a version that goes
 // through the statement cache, to measure the bus without the known
 // statement-per-call leak of pragma() (owned by another change).
-import { appendFileSync, readdirSync } from 'node:fs';
+import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
 
 const file = process.env.SOAK_PROBE_FILE;
 const intervalMs = Number(process.env.SOAK_PROBE_INTERVAL_MS || 10_000);
@@ -71,6 +71,34 @@ async function wasmFigures() {
   return { wasmMemory: wasmRuntime.wasm.heap8u().length };
 }
 
+/**
+ * Resident memory by kind of mapping, from /proc/self/smaps: executable
+ * anonymous mappings (JIT code: V8's optimised JS lives in its heap, but
+ * compiled WebAssembly does not), other anonymous mappings (V8 heap, malloc,
+ * wasm memory) and file-backed ones (the node binary, libraries).
+ */
+function rssByMapping() {
+  let text;
+  try {
+    text = readFileSync('/proc/self/smaps', 'utf8');
+  } catch {
+    return {};
+  }
+  const out = { rssCode: 0, rssAnon: 0, rssFile: 0 };
+  let kind = 'rssAnon';
+  for (const line of text.split('\n')) {
+    const header = /^[0-9a-f]+-[0-9a-f]+ (\S{4}) \S+ \S+ (\d+)\s*(.*)$/.exec(line);
+    if (header) {
+      const [, perms, inode, name] = header;
+      kind = inode !== '0' ? 'rssFile' : perms.includes('x') ? 'rssCode' : 'rssAnon';
+      if (name.startsWith('[stack') || name.startsWith('[vdso') || name.startsWith('[vvar')) kind = 'rssFile';
+      continue;
+    }
+    if (line.startsWith('Rss:')) out[kind] += Number(line.slice(4).trim().split(/\s+/)[0]) * 1024;
+  }
+  return out;
+}
+
 function fdCount() {
   try {
     return readdirSync('/proc/self/fd').length;
@@ -92,6 +120,7 @@ async function sample() {
     fds: fdCount(),
     liveStatements: live,
     preparedStatements: prepared,
+    ...rssByMapping(),
     ...(await wasmFigures()),
   };
   appendFileSync(file, `${JSON.stringify(line)}\n`);
