@@ -25,6 +25,15 @@ async function busWithBackup(dir: string): Promise<string> {
   return join(dir, 'backups', backups[0] as string);
 }
 
+/** Truncates the database to 0 bytes and removes its -wal and -shm: what a bad `> agentbus.db` leaves. */
+function emptied(dir: string): string {
+  const db = databasePath(dir);
+  truncateSync(db, 0);
+  rmSync(`${db}-wal`, { force: true });
+  rmSync(`${db}-shm`, { force: true });
+  return db;
+}
+
 function check(report: Json, name: string): Json {
   return report.checks.find((c: Json) => c.name === name);
 }
@@ -40,13 +49,10 @@ async function refusal(promise: Promise<unknown>): Promise<DbError> {
 }
 
 describe('a database that lost its content beside backups', () => {
-  it('refuses a 0-byte agentbus.db, names the newest backup and how to restore it, and leaves the file as it was', async () => {
+  it('refuses a 0-byte agentbus.db with one line naming the newest backup, and leaves the file as it was', async () => {
     const dir = tempDir();
     const backup = await busWithBackup(dir);
-    const db = databasePath(dir);
-    truncateSync(db, 0);
-    rmSync(`${db}-wal`, { force: true });
-    rmSync(`${db}-shm`, { force: true });
+    const db = emptied(dir);
 
     const error = await refusal(openTestDatabase(dir));
     expect(error.code).toBe('corrupt');
@@ -59,12 +65,16 @@ describe('a database that lost its content beside backups', () => {
     expect(lines[0]).toContain(backup);
     expect(lines[0]).toMatch(/is empty \(0 bytes\)/);
     expect(statSync(db).size).toBe(0);
+  });
 
+  it('doctor reports the emptied file as a problem naming the backup; the restore steps it gives bring the messages back', async () => {
+    const dir = tempDir();
+    const backup = await busWithBackup(dir);
+    const db = emptied(dir);
     const doctor = await runCli(dir, ['doctor', '--json']);
     expect(doctor.code).toBe(1);
     expect(check(jsonOf(doctor), 'database')).toMatchObject({ status: 'problem', message: expect.stringContaining(backup) });
 
-    // The steps the message gives bring the bus back with its messages.
     copyFileSync(backup, db);
     const server = await startMcp(dir);
     // The backup still holds Alice's session from before, so the name may come back suffixed.
