@@ -18,6 +18,7 @@
 //   npm run bench:soak -- [--minutes 30] [--rate 40] [--senders 2] [--receivers 2]
 //                          [--sample-seconds 10] [--drivers native,wasm] [--read-seconds 15]
 //                          [--pragma-cached] [--json out.json] [--cleanup-seconds 60]
+//                          [--node-option <flag>]... [--server-env NAME=value]...
 //
 // --pragma-cached measures without the known statement-per-call leak of
 // Database.pragma() (see soak-probe.js). Needs a build first.
@@ -44,6 +45,8 @@ const { values } = parseArgs({
     'pragma-cached': { type: 'boolean', default: false },
     json: { type: 'string' },
     node: { type: 'string' },
+    'node-option': { type: 'string', multiple: true, default: [] },
+    'server-env': { type: 'string', multiple: true, default: [] },
   },
 });
 const MINUTES = Number(values.minutes);
@@ -67,7 +70,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 async function startServer(dir, driver, role, probeFile) {
   const transport = new StdioClientTransport({
     command: NODE,
-    args: ['--import', probe, bin, 'mcp'],
+    args: [...values['node-option'], '--import', probe, bin, 'mcp'],
     env: {
       ...getDefaultEnvironment(),
       AGENTBUS_DATA_DIR: dir,
@@ -76,6 +79,7 @@ async function startServer(dir, driver, role, probeFile) {
       SOAK_PROBE_FILE: probeFile,
       SOAK_PROBE_INTERVAL_MS: String(SAMPLE_MS),
       ...(values['pragma-cached'] ? { SOAK_PRAGMA_CACHED: '1' } : {}),
+      ...Object.fromEntries(values['server-env'].map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])),
     },
     stderr: 'ignore',
   });
@@ -315,7 +319,9 @@ for (const d of values.drivers.split(',')) {
 console.log(
   `soak: ${MINUTES} min, ${RATE} sends/s per driver through ${SENDERS} sender + ${RECEIVERS} receiver \`agentbus mcp\` processes, ` +
     `sample every ${SAMPLE_MS / 1000} s, drivers ${drivers.join(' + ')} side by side; Node ${NODE === process.execPath ? process.version : NODE}` +
-    `${values['pragma-cached'] ? '; Database.pragma() through the statement cache' : ''}; load ${loadavg().map((x) => x.toFixed(2)).join(' ')}`,
+    `${values['pragma-cached'] ? '; Database.pragma() through the statement cache' : ''}` +
+    `${values['node-option'].length > 0 ? `; node ${values['node-option'].join(' ')}` : ''}` +
+    `${values['server-env'].length > 0 ? `; env ${values['server-env'].join(' ')}` : ''}; load ${loadavg().map((x) => x.toFixed(2)).join(' ')}`,
 );
 const stopAt = Date.now() + durationMs;
 const results = await Promise.all(drivers.map((d) => runDriver(d, stopAt)));
