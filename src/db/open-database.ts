@@ -35,6 +35,8 @@ import { refuseUnsupportedFileSystem } from './file-system-kind.js';
 import { permissionAdvice, storageError } from './storage-error.js';
 
 export const DATABASE_FILE = 'agentbus.db';
+/** The size a -wal file is cut back to when SQLite restarts it (journal_size_limit). */
+export const WAL_SIZE_LIMIT_BYTES = 16 * 1024 * 1024;
 const BACKUPS_KEPT = 3;
 
 export interface OpenDatabaseOptions {
@@ -356,6 +358,9 @@ function configureConnection(db: Database): void {
   }
   db.exec('PRAGMA synchronous = NORMAL');
   db.exec('PRAGMA foreign_keys = ON');
+  // When readers keep the checkpointer from restarting the WAL it grows, and SQLite keeps the file at
+  // its largest size for good; with a limit, the next restart truncates it back.
+  db.exec(`PRAGMA journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
 }
 
 function backupBeforeUpgrade(db: Database, dataDir: string, fromVersion: number, now: number): string {
