@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { basename } from 'node:path';
 import type { Writable } from 'node:stream';
 import type { BusContext } from '../bus/bus-context.js';
-import { createChangeWaiter, type ChangeWaiter } from '../bus/change-waiter.js';
+import { createChangeWaiter } from '../bus/change-waiter.js';
 import { heartbeat, HEARTBEAT_INTERVAL_MS, releaseSessions } from '../bus/identity.js';
 import { RateLimiter } from '../bus/rate-limiter.js';
 import type { Clock } from '../clock.js';
@@ -18,7 +18,6 @@ import type { Config } from '../config.js';
 import type { DbError } from '../db/db-error.js';
 import { openDatabase, prepareDataDir } from '../db/open-database.js';
 import { currentProcess } from '../db/process-identity.js';
-import { SharedFileGuard } from '../db/shared-file-guard.js';
 import { embeddingPassSettled, embeddingPassStep } from '../embeddings/embedding-pass.js';
 import { createFileLogger, type Logger } from '../log.js';
 import { limitRepeats } from '../log-repeats.js';
@@ -26,6 +25,7 @@ import { ancestors, harnessProcess } from '../harness/ancestry.js';
 import { createMaintenance } from '../maintenance/tick.js';
 import type { ChannelNotification } from './channel-push.js';
 import { createInboxMonitor, type InboxMonitor } from './inbox-monitor.js';
+import { createStorageStop } from './storage-stop.js';
 import type { ToolDefinition } from './tool-definition.js';
 import type { ToolServices } from './tools/all-tools.js';
 
@@ -63,47 +63,27 @@ export async function createBusProcess(options: BusProcessOptions): Promise<BusP
   const dataDir = prepareDataDir(config.data_directory);
   // A failure every call meets (damaged file, full disk) is logged once a minute with a count, not once per call.
   const log = limitRepeats(createFileLogger(dataDir, config.log_level));
+  // A shared file deleted or replaced under this process stops its use of the database for good.
+  const storage = createStorageStop(log, options.stderr);
   const waiter = createChangeWaiter(dataDir);
   // The monitor needs the open database; receive tells it about waits from the start.
   let inbox: InboxMonitor | undefined;
   const receiving = { enterReceive: (name: string) => inbox?.enterReceive(name) ?? (() => undefined) };
-  // A receive that started waiting before a shared file was replaced must not write when it wakes:
-  // each wake asks the guard, and once it objects the wait ends with its error (the call then fails).
-  const guardedWaiter: ChangeWaiter = {
-    async waitForChange(untilMs, signal) {
-      await waiter.waitForChange(untilMs, signal);
-      const refused = storageCheck();
-      if (refused !== undefined) throw refused;
-    },
-    close: () => waiter.close(),
-  };
   let tools: readonly ToolDefinition[];
   try {
-    tools = await options.tools({ waiter: guardedWaiter, inbox: receiving });
+    tools = await options.tools({ waiter: storage.guard(waiter), inbox: receiving });
   } catch (error) {
     waiter.close();
     await log.close();
     throw error;
   }
   let running: { ctx: BusContext; beat: NodeJS.Timeout; maintenance: ReturnType<typeof createMaintenance> } | undefined;
-  let guard: SharedFileGuard | undefined;
-  let stopped: DbError | undefined;
-  // Once a shared file was deleted or replaced under this process, it writes nothing more: every call says why.
-  const storageCheck = (): DbError | undefined => {
-    if (stopped !== undefined || guard === undefined) return stopped;
-    stopped = guard.check();
-    if (stopped !== undefined) {
-      log.error('stopped using the database', { error: stopped.message });
-      options.stderr?.write(`agentbus: ${stopped.message}\n`);
-    }
-    return stopped;
-  };
 
   return {
     log,
     tools,
     afterToolCall: () => inbox?.refresh(),
-    storageCheck,
+    storageCheck: storage.check,
     async open() {
       const { db, migrations, converted } = await openDatabase({
         dataDir,
@@ -112,7 +92,7 @@ export async function createBusProcess(options: BusProcessOptions): Promise<BusP
         convertWhenOnlyPortable: true,
         now: () => options.clock.now(),
       });
-      guard = SharedFileGuard.start(db.path);
+      storage.start(db.path);
       log.info('mcp start', {
         pid: process.pid,
         driver: db.capabilities.name,
@@ -138,7 +118,7 @@ export async function createBusProcess(options: BusProcessOptions): Promise<BusP
       // a lost name surfaces as not_registered. Node's timers run on the
       // monotonic clock, so a wall-clock jump neither bunches nor stalls beats.
       const beat = setInterval(() => {
-        if (storageCheck() !== undefined) return;
+        if (storage.check() !== undefined) return;
         try {
           heartbeat(ctx);
         } catch (error) {
@@ -154,7 +134,7 @@ export async function createBusProcess(options: BusProcessOptions): Promise<BusP
         owner: ctx.owner,
         processIdentity: ctx.processIdentity,
         steps: { embeddingPass: embeddingPassStep(ctx) },
-        mayWrite: () => storageCheck() === undefined,
+        mayWrite: () => storage.check() === undefined,
       });
       maintenance.start();
       const send = options.push;
@@ -175,7 +155,7 @@ export async function createBusProcess(options: BusProcessOptions): Promise<BusP
         server: currentProcess(),
         harness: harness?.identity,
         ...(push === undefined ? {} : { push }),
-        usable: () => storageCheck() === undefined,
+        usable: () => storage.check() === undefined,
       });
       running = { ctx, beat, maintenance };
       return ctx;
@@ -187,17 +167,17 @@ export async function createBusProcess(options: BusProcessOptions): Promise<BusP
         const { ctx, beat, maintenance } = running;
         clearInterval(beat);
         // Stopping hands the lease back, a write: not after the database's shared files were replaced.
-        if (stopped === undefined) await maintenance.stop();
+        if (!storage.stopped) await maintenance.stop();
         await embeddingPassSettled(ctx.db);
         try {
-          if (stopped === undefined) releaseSessions(ctx);
+          if (!storage.stopped) releaseSessions(ctx);
         } catch (error) {
           // Busy or reset: observers then see this process gone (or, from another pid namespace, its heartbeat stop).
           log.warn('releasing sessions failed', { error: (error as Error).message });
         }
         // Closing may checkpoint and delete the WAL when this process believes it is the last one; with the
         // shared files replaced it cannot know, so it leaves the database as it is and lets process exit release it.
-        if (stopped === undefined) ctx.db.close();
+        if (!storage.stopped) ctx.db.close();
         log.info('mcp stop', { pid: process.pid });
       }
       await log.close();
