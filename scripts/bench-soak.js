@@ -60,7 +60,8 @@ const durationMs = MINUTES * 60_000;
 const totalSamples = Math.max(1, Math.floor(durationMs / SAMPLE_MS));
 const TABLE_EVERY = Number(values['table-every'] ?? Math.max(1, Math.round(totalSamples / 30)));
 
-const bin = fileURLToPath(new URL('../bin/agentbus.js', import.meta.url));
+// The servers run tsc's output, not the bundle, so that the probe sees the modules they use (soak-server.js).
+const server = fileURLToPath(new URL('./soak-server.js', import.meta.url));
 const probe = fileURLToPath(new URL('./soak-probe.js', import.meta.url));
 const { loadDriver } = await import('../dist/src/db/select-driver.js');
 
@@ -70,7 +71,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 async function startServer(dir, driver, role, probeFile) {
   const transport = new StdioClientTransport({
     command: NODE,
-    args: [...values['node-option'], '--import', probe, bin, 'mcp'],
+    args: [...values['node-option'], '--import', probe, server, 'mcp'],
     env: {
       ...getDefaultEnvironment(),
       AGENTBUS_DATA_DIR: dir,

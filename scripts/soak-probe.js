@@ -1,5 +1,5 @@
 // Preloaded into each `agentbus mcp` process of the soak benchmark
-// (`node --import scripts/soak-probe.js bin/agentbus.js mcp`): the server is
+// (`node --import scripts/soak-probe.js scripts/soak-server.js mcp`): the server is
 // the real one; this only watches it. Every SOAK_PROBE_INTERVAL_MS it appends
 // one JSON line to SOAK_PROBE_FILE: RSS, V8 heap, external/array buffers, open
 // file descriptors, live SQLite statements, resident memory by kind of mapping
