@@ -1,7 +1,8 @@
-import { copyFileSync, existsSync, renameSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { databasePath } from '../../src/db/open-database.js';
+import { inboxDir } from '../../src/harness/inbox-file.js';
 import { startMcp, type McpProcess } from '../support/mcp-process.js';
 import { tempDir, testDriver } from '../support/test-driver.js';
 
@@ -90,5 +91,32 @@ describe('files shared by running agents, deleted or replaced under them', () =>
     // A process started afterwards finds the WAL index pointing past the end of a new, empty -wal, and
     // SQLite refuses it with an I/O error until every process has been restarted; so none is started here.
     expect(await deleteUnderRunningServer('-wal', false, false)).toBe(true);
+  });
+
+  it('a server that stopped using the database stops its inbox monitor: its inbox file, which promised unread messages, is gone without any tool call', async () => {
+    // This test process is the harness of both servers, so they keep inbox files (what `agentbus inbox` hooks read).
+    const dir = tempDir();
+    const a = await startMcp(dir);
+    const b = await startMcp(dir);
+    await a.call('register', { name: 'Ann' });
+    await b.call('register', { name: 'Kim' });
+    await b.call('subscribe', { as: 'Kim', channel: 'general' });
+    await a.call('send', { as: 'Ann', channel: 'general', content: 'hello Kim' });
+    await b.call('list_channels', { as: 'Kim' });
+    const promisingKim = (): string[] =>
+      readdirSync(inboxDir(dir), { withFileTypes: true })
+        .filter((e) => e.isFile() && e.name.endsWith('.json') && readFileSync(join(inboxDir(dir), e.name), 'utf8').includes('hello Kim'))
+        .map((e) => e.name);
+    expect(promisingKim()).toHaveLength(1);
+
+    const file = databasePath(dir);
+    copyFileSync(file, join(dir, 'copy'));
+    renameSync(join(dir, 'copy'), file);
+    // The monitor's one-second poll notices, not a tool call: nothing is asked of b here.
+    const deadline = Date.now() + 20_000;
+    while (promisingKim().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(promisingKim()).toEqual([]);
+    expect(b.stderr()).toContain(`agentbus: ${file}`);
+    expect((await b.call('list_channels', { as: 'Kim' })) as Json).toMatchObject({ error: { code: 'internal', retryable: false } });
   });
 });
