@@ -43,7 +43,7 @@ export function listBackups(dataDir: string): Backup[] {
   return backups.sort((a, b) => b.mtimeMs - a.mtimeMs);
 }
 
-/** Step-by-step restore of `backup` over the database at `dbPath`, for a message. */
-export function restoreSteps(dbPath: string, backup: string): string {
-  return `stop every agentbus process (close the agent sessions that run \`agentbus mcp\`), then \`cp '${backup}' '${dbPath}' && rm -f '${dbPath}-wal' '${dbPath}-shm'\``;
+/** How to restore `backup`, for a message: the one way, `agentbus restore` (it checks the backup and keeps the current file and its -wal aside). */
+export function restoreSteps(backup: string): string {
+  return `stop every agentbus process (close the agent sessions that run \`agentbus mcp\`), then run \`agentbus restore '${backup}'\``;
 }

@@ -142,8 +142,8 @@ export function lostDatabaseMessage(path: string, dataDir: string, state: FileSt
   const why = newest === undefined ? `its -wal holds ${walBytes} bytes` : 'backups show a bus was here';
   const restore =
     newest === undefined
-      ? `no backup was found in ${backupDir(dataDir)}; if you have one elsewhere, ${restoreSteps(path, '<backup>')}`
-      : `the newest backup is ${newest.path} (written ${new Date(newest.mtimeMs).toISOString()}); to restore it, ${restoreSteps(path, newest.path)}`;
+      ? `no backup was found in ${backupDir(dataDir)}; if you have one elsewhere, ${restoreSteps('<backup>')}`
+      : `the newest backup is ${newest.path} (written ${new Date(newest.mtimeMs).toISOString()}); to restore it, ${restoreSteps(newest.path)}`;
   return (
     `${path} ${what}, but ${why}: it lost its content, and agentbus will not start a new empty bus over it. ` +
     `${restore}. To start a new empty bus instead, delete ${path}${walBytes > 0 ? ` and ${path}-wal` : ''}.`
@@ -399,7 +399,7 @@ function withNextStep(error: unknown, dataDir: string): unknown {
   const path = databasePath(dataDir);
   if (error.code === 'corrupt') {
     const newest = listBackups(dataDir)[0];
-    const restore = newest === undefined ? 'restore a backup if you have one' : `restore the newest backup: ${restoreSteps(path, newest.path)}`;
+    const restore = newest === undefined ? 'restore a backup if you have one' : `restore the newest backup: ${restoreSteps(newest.path)}`;
     return new DbError('corrupt', `${path} is damaged (SQLite: ${error.message}): run \`agentbus doctor\`, then ${restore}`, {
       sqliteCode: error.sqliteCode,
       error,

@@ -73,9 +73,11 @@ describe('a database that lost its content beside backups', () => {
     const db = emptied(dir);
     const doctor = await runCli(dir, ['doctor', '--json']);
     expect(doctor.code).toBe(1);
-    expect(check(jsonOf(doctor), 'database')).toMatchObject({ status: 'problem', message: expect.stringContaining(backup) });
+    expect(check(jsonOf(doctor), 'database')).toMatchObject({ status: 'problem', message: expect.stringContaining(`agentbus restore '${backup}'`) });
 
-    copyFileSync(backup, db);
+    const restored = await runCli(dir, ['restore', backup]);
+    expect(restored.code).toBe(0);
+    expect(statSync(db).size).toBeGreaterThan(0);
     const server = await startMcp(dir);
     // The backup still holds Alice's session from before, so the name may come back suffixed.
     const me = (await server.call('register', { name: 'Alice' })) as Json;
