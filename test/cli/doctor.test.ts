@@ -70,7 +70,7 @@ describe('agentbus doctor', () => {
     const report = jsonOf(run);
     const check = report.checks.find((c: Json) => c.name === 'new_database');
     expect(check).toMatchObject({ status: 'ok', message: expect.stringMatching(/^a new database would get (native \(lock protocol posix\)|wasm \(lock protocol portable\)): auto: /) });
-    expect(report.checks.map((c: Json) => c.name)).toEqual(['config', 'data_directory', 'file_system', 'database', 'new_database', 'stale_locks']);
+    expect(report.checks.map((c: Json) => c.name)).toEqual(['config', 'data_directory', 'file_system', 'disk', 'database', 'new_database', 'stale_locks', 'shared_files']);
     // A setting naming a driver this Node lacks: node:sqlite disabled stands in for Node 20.
     const forced = await runCli(dir, ['doctor', '--json'], { env: { AGENTBUS_DRIVER: 'native', ...withoutNodeSqlite() } });
     expect(forced.code).toBe(1);
