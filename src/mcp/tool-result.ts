@@ -25,10 +25,11 @@ export function errorResult(error: BusError): ToolResult {
 /**
  * Maps anything thrown by a handler to a BusError. Storage failures a person
  * must fix (a damaged file, a full disk, another user's or a read-only file,
- * a shared file deleted under the process) are not retryable and say what to
- * do; a retry loop against them only fills the log. `logged`: worth a line in
- * the log (the caller rate-limits repeats). `dataDir` lets an I/O error on a
- * full disk be reported as `disk_full`.
+ * a shared file deleted under the process, a lock owner that cannot be judged,
+ * a network file system) are not retryable and say what to do; a retry loop
+ * against them only fills the log. `unexpected`: worth a line in the log (the
+ * caller rate-limits repeats). `dataDir` lets an I/O error on a full disk be
+ * reported as `disk_full`.
  */
 export function toBusError(error: unknown, dataDir?: string): { error: BusError; unexpected: boolean } {
   if (error instanceof BusError) return { error, unexpected: false };
@@ -76,6 +77,25 @@ function storageBusError(e: DbError, dataDir: string | undefined): { error: BusE
       };
     case 'replaced':
       return { error: new BusError('internal', e.message, { retryable: false, cause: e }), unexpected: true };
+    case 'lock_owner_unknown':
+      // The message names the lock file and the record; only a person can stop the older agentbus it belongs to.
+      return {
+        error: new BusError(
+          'internal',
+          `agentbus refuses to use its database${where}: ${e.message}. Retrying cannot help until that is done; tell the user, then restart the agent session.`,
+          { retryable: false, cause: e },
+        ),
+        unexpected: true,
+      };
+    case 'unsupported_filesystem':
+      return {
+        error: new BusError(
+          'internal',
+          `agentbus refuses to use its database: ${e.message}. Retrying cannot help; tell the user, who must move the data directory and restart the agent session.`,
+          { retryable: false, cause: e },
+        ),
+        unexpected: true,
+      };
     default:
       return undefined;
   }
