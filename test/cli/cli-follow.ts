@@ -5,10 +5,9 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
-import { join } from 'node:path';
 import { afterEach } from 'vitest';
 import { AGENTBUS_BIN } from '../support/mcp-process.js';
-import { testDriverName } from '../support/test-driver.js';
+import { cliEnv } from './cli-process.js';
 
 export interface FollowingCli {
   readonly child: ChildProcessWithoutNullStreams;
@@ -29,14 +28,7 @@ afterEach(() => {
 /** Spawns `agentbus <args>` against `dataDir` (its config.json) with the project's driver. */
 export function startCli(dataDir: string, args: readonly string[], env: Record<string, string> = {}): FollowingCli {
   const child = spawn(process.execPath, [AGENTBUS_BIN, ...args], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: dataDir,
-      AGENTBUS_DATA_DIR: dataDir,
-      AGENTBUS_CONFIG: join(dataDir, 'config.json'),
-      AGENTBUS_DRIVER: testDriverName(),
-      ...env,
-    },
+    env: cliEnv(dataDir, env),
     cwd: dataDir,
     stdio: ['pipe', 'pipe', 'pipe'],
   });

@@ -45,20 +45,25 @@ export interface RunCliOptions {
   readonly withoutDacOverride?: boolean;
 }
 
+/** The environment a CLI process of the tests gets: `dataDir` as home, data directory and config, the project's driver, then `extra`. */
+export function cliEnv(dataDir: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '',
+    HOME: dataDir,
+    AGENTBUS_DATA_DIR: dataDir,
+    AGENTBUS_CONFIG: join(dataDir, 'config.json'),
+    AGENTBUS_DRIVER: testDriverName(),
+    ...extra,
+  };
+}
+
 /** Runs the CLI to completion. */
 export async function runCli(dataDir: string, args: readonly string[], options: RunCliOptions = {}): Promise<CliRun> {
   const [command, argv] = options.withoutDacOverride
     ? withoutDacOverride(process.execPath, [options.bin ?? AGENTBUS_BIN, ...args])
     : [process.execPath, [options.bin ?? AGENTBUS_BIN, ...args]];
   const child = spawn(command, argv, {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: dataDir,
-      AGENTBUS_DATA_DIR: dataDir,
-      AGENTBUS_CONFIG: join(dataDir, 'config.json'),
-      AGENTBUS_DRIVER: testDriverName(),
-      ...options.env,
-    },
+    env: cliEnv(dataDir, options.env),
     cwd: options.cwd ?? dataDir,
     stdio: ['pipe', 'pipe', 'pipe'],
   });
