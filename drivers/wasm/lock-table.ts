@@ -124,6 +124,7 @@ export class LockRecord implements KeptLease {
     this.#fd = fd;
     this.index = index;
     head.copy(this.#mine);
+    this.#stamp = this.#mine.readInt32LE(REC.shmStamp);
     this.#leaseStamp = this.#mine.readUInt32LE(REC.leaseStamp);
     this.#revokedSeen = this.#mine.readUInt32LE(REC.revokedStamp);
   }
@@ -155,6 +156,9 @@ export class LockRecord implements KeptLease {
           chosen = n;
         }
         writeRecordHead(rec, 0, owner, { stampMs: currentStampMs(), bootClock: clockIsBoots() });
+        // The slot's push stamp goes on from where its last owner left it (see othersPushedSince).
+        const lastStamp = chosen < n ? buf.readInt32LE(chosen * RECORD_SIZE + REC.shmStamp) : 0;
+        rec.writeInt32LE((lastStamp + 1) | 0, REC.shmStamp);
         writeSync(rw, rec, 0, RECORD_SIZE, chosen * RECORD_SIZE);
         return { fd: rw, index: chosen };
       } catch (error) {
@@ -374,6 +378,13 @@ export class LockRecord implements KeptLease {
    * Compares, in the table as last read, every other record's identity and
    * WAL-index stamp with `seen` (updated in place). True when any record was
    * added, reused or pushed since: then the WAL index must be pulled.
+   *
+   * A slot's stamp only moves forward, whoever owns it: a release leaves it
+   * in the free record and the next claim goes on from it. An owner that
+   * claimed a slot, pushed and released it between two looks leaves the same
+   * free identity behind, so only its stamp tells that it was there (a
+   * process that commits and closes at once did exactly that, and readers
+   * skipped its commit).
    * `seen` holds 5 words per record plus, at the end, the record count.
    */
   othersPushedSince(seen: Int32Array): boolean {
@@ -450,7 +461,10 @@ export class LockRecord implements KeptLease {
       // Own lock bytes may always be cleared; only the identity needs the admin lock.
       this.write(LOCK_BYTES.from, LOCK_BYTES.count, 0);
       withAdminLock(this.dbPath, this.owner, () => {
-        writeSync(this.#fd, Buffer.alloc(RECORD_SIZE), 0, RECORD_SIZE, this.index * RECORD_SIZE);
+        // A free record keeps its push stamp: the next owner goes on from it (see othersPushedSince).
+        const free = Buffer.alloc(RECORD_SIZE);
+        free.writeInt32LE(this.#stamp, REC.shmStamp);
+        writeSync(this.#fd, free, 0, RECORD_SIZE, this.index * RECORD_SIZE);
         const n = readSync(this.#fd, this.#table, 0, this.#table.length, 0);
         this.#tableLength = n - (n % RECORD_SIZE);
         let othersCount = false;

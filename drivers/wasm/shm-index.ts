@@ -23,7 +23,9 @@
  * attempt reads the lock table anyway, so a pull first compares the other
  * records' stamps with those seen at the last pull and skips the 32 KiB read
  * when none moved. Stamps live one per record, so concurrent pushers never
- * overwrite each other's announcement. Bytes 120..127 (SQLite's unused
+ * overwrite each other's announcement, and a record's stamp survives its
+ * release (the next owner goes on counting), so a process that opened,
+ * committed and closed between two looks still leaves its mark. Bytes 120..127 (SQLite's unused
  * aLock[] placeholder) are never synchronised.
  *
  * A pull installs a snapshot of ONE moment (double collect): a region is taken

@@ -40,12 +40,15 @@ interface ProcStat {
   readonly startTime: number;
 }
 
-function readProcStat(pid: number): ProcStat | undefined {
+/** `/proc/<pid>/stat` read: the fields, 'gone' when no such process exists, undefined when it could not be read (say nothing). */
+function readProcStat(pid: number): ProcStat | 'gone' | undefined {
   let text: string;
   try {
     text = readFileSync(`/proc/${pid}/stat`, 'latin1');
-  } catch {
-    return undefined;
+  } catch (error) {
+    // Only "no such entry" means no such process; EMFILE, EACCES or EIO under load say nothing about it.
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' || code === 'ESRCH' ? 'gone' : undefined;
   }
   // The command name (field 2) may contain spaces and parentheses; fields after it start past the last ')'.
   const close = text.lastIndexOf(')');
@@ -114,7 +117,8 @@ function readSelf(): SelfView {
   } catch {
     procIsOwn = false;
   }
-  const stat = procIsOwn ? readProcStat(pid) : undefined;
+  const read = procIsOwn ? readProcStat(pid) : undefined;
+  const stat = read === 'gone' ? undefined : read;
   const bootId = readBootId();
   const pidNamespace = readPidNamespace();
   let realm: ProcessRealm | undefined;
@@ -171,7 +175,8 @@ export function judgeProcess(owner: ProcessIdentity): Liveness {
   if (owner.pid === me.identity.pid) return owner.startTime === me.identity.startTime ? 'alive' : 'dead';
   if (me.procIsOwn) {
     const stat = readProcStat(owner.pid);
-    if (stat === undefined) return 'dead';
+    if (stat === 'gone') return 'dead';
+    if (stat === undefined) return 'unknown';
     if (stat.state === 'Z' || stat.state === 'X' || stat.state === 'x') return 'dead';
     if (owner.startTime === 0) return 'alive';
     return stat.startTime === owner.startTime ? 'alive' : 'dead';

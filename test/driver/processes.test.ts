@@ -19,6 +19,32 @@ describe('many OS processes on one file', () => {
     db.close();
   });
 
+  it('commits of processes that open, write and close between two looks are all seen, and writes after them keep them', async () => {
+    const dir = tempDir();
+    const { db } = await openTestDatabase(dir);
+    db.exec('CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, tag TEXT NOT NULL, n INTEGER NOT NULL)');
+    const seen: number[] = [];
+    for (let round = 0; round < 4; round++) {
+      // Two short-lived writers in a row, each gone before this connection looks again.
+      for (const tag of [`a${round}`, `b${round}`]) {
+        const child = await runFixture('db-child.js', ['write', dir, '1', tag]);
+        expect(child.code, child.stderr + child.stdout).toBe(0);
+      }
+      // A write transaction here, as a receive is: it must see both commits and not write over them.
+      const count = db.transaction(() => {
+        db.run("INSERT INTO t (tag, n) VALUES ('reader', ?)", [round]);
+        return (db.get<{ n: number }>("SELECT count(*) AS n FROM t WHERE tag <> 'reader'") as { n: number }).n;
+      });
+      seen.push(count);
+    }
+    expect(seen).toEqual([2, 4, 6, 8]);
+    db.close();
+    const fresh = (await openTestDatabase(dir)).db;
+    expect(fresh.get('SELECT count(*) AS n FROM t')).toEqual({ n: 12 });
+    expect(fresh.pragma('integrity_check')).toBe('ok');
+    fresh.close();
+  });
+
   it('a process killed with SIGKILL inside a transaction leaves the next opener working', async () => {
     const dir = tempDir();
     const child = startFixture('db-child.js', ['crash', dir, '50']);
