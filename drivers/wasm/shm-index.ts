@@ -494,6 +494,9 @@ export class ShmIndex {
   /** xShmUnmap: frees the private copy; deletes the file when asked and nobody else has it open. */
   unmap(deleteFlag: boolean): void {
     if (this.#fd < 0) return;
+    // SQLite unmaps while it still holds the database EXCLUSIVE lock of a close-time checkpoint,
+    // before beforeDatabaseExclusiveRelease could publish it: publish it here.
+    if (this.#record.fenced === undefined) this.push();
     this.#dropFileCheck();
     for (const r of this.#regions) this.#heap.dealloc(r.ptr);
     this.#regions.length = 0;
