@@ -2,8 +2,11 @@
 // The test command (`npm test`): the whole suite once per driver under Node 22,
 // and the wasm driver again under the machine's own Node when that is older
 // (Node 20 has no node:sqlite; wasm is the driver it runs). Prints per-run
-// totals and a closing "N passed, N failed" line. The package is packed and
-// installed from its tarball once, before the runs (test/package/ tests it).
+// totals and a closing "N passed, N failed" line. First the type check of
+// src/ and drivers/ (tsconfig.json) and of test/ (tsconfig.test.json): vitest
+// strips types without checking them, so a type error in a test would
+// otherwise go unnoticed. The package is packed and installed from its tarball
+// once, before the runs (test/package/ tests it).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -34,6 +37,16 @@ const node22 = findNode22();
 const systemNode = process.env.npm_node_execpath ?? process.execPath;
 const runs = [{ node: node22, drivers: DRIVERS }];
 if (nodeMajor(systemNode) < 22 && DRIVERS.includes('wasm')) runs.push({ node: systemNode, drivers: ['wasm'] });
+
+// Both configs, in this process's Node; a type error ends the run here, with tsc's output.
+const tsc = require.resolve('typescript/bin/tsc');
+for (const config of ['tsconfig.json', 'tsconfig.test.json']) {
+  const check = spawnSync(process.execPath, [tsc, '-p', config, '--noEmit'], { cwd: root, stdio: 'inherit' });
+  if (check.status !== 0) {
+    console.error(`\ntype check failed (tsc -p ${config} --noEmit): fix the errors above; no test ran`);
+    process.exit(1);
+  }
+}
 
 const extra = process.argv.slice(2);
 const vitest = join(dirname(require.resolve('vitest/package.json')), 'vitest.mjs');

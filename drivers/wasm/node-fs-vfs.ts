@@ -72,7 +72,7 @@ const IOCAP_POWERSAFE_OVERWRITE = 0x1000;
 const SECTOR_SIZE = 4096;
 
 /** The state behind one sqlite3_file. */
-interface OpenFile {
+export interface OpenFile {
   /** The OS file descriptor. */
   readonly fd: number;
   /** Absolute path (already unlinked for anonymous temp files). */

@@ -256,7 +256,9 @@ describe('docs/install.md', () => {
 
   it('the listening Stop hook waits less than its hook timeout, and the channel flag names the documented server', () => {
     const listener = JSON.parse(snippet(snippets, 'claude-listener-hooks').text) as Json;
-    const [{ entry }] = hookCommands(listener) as [{ entry: Json }];
+    const [first] = hookCommands(listener);
+    if (first === undefined) throw new Error('the claude-listener-hooks snippet has no hook command');
+    const { entry } = first;
     const wait = Number(/--wait (\d+)/.exec(entry.command)?.[1]);
     expect(wait).toBeGreaterThan(0);
     expect(entry.timeout).toBeGreaterThan(wait);

@@ -8,6 +8,7 @@ import { startMcp, type McpProcess } from '../support/mcp-process.js';
 import { openTestDatabase, tempDir } from '../support/test-driver.js';
 import { stopCleanly } from './clean-exit.js';
 import { git, gitRepo, gitWorktree, personEnv, writeFiles } from './git-repo.js';
+import { granted } from './reservation-answers.js';
 
 type Json = Record<string, any>;
 
@@ -141,12 +142,12 @@ describe('agentbus guard in a real git repository, real commits', () => {
     const { repo, dataDir } = await guarded();
     const alice = await agent(dataDir, repo, 'Alice');
     await alice.call('reserve', { as: 'Alice', paths: ['a/**', 'b/**'] });
-    const short = await alice.call('reserve', { as: 'Alice', paths: ['c/**'], ttl_seconds: 1 });
+    const short = await granted(alice, { as: 'Alice', paths: ['c/**'], ttl_seconds: 1 });
     await alice.call('release', { as: 'Alice', paths: ['a/**'] });
     writeFiles(repo, { 'a/x': '1\n' });
     git(repo, ['add', '-A']);
     expect(commit(repo, dataDir, []).ok).toBe(true);
-    await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(short.reservations[0].expires_at) - Date.now()) + 50));
+    await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(short.reservations[0]!.expires_at) - Date.now()) + 50));
     writeFiles(repo, { 'c/x': '1\n' });
     git(repo, ['add', '-A']);
     expect(commit(repo, dataDir, []).ok).toBe(true);

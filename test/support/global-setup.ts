@@ -13,20 +13,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { packAndInstall } from '../../scripts/pack-install.js';
+import { packAndInstall, type PackedInstall } from '../../scripts/pack-install.js';
 
-export interface PackedInstall {
-  /** The tarball `npm pack` made. */
-  readonly tarball: string;
-  /** The project it was installed into (holds node_modules/.bin/agentbus). */
-  readonly project: string;
-  /** node_modules/agentbus-mcp inside that project. */
-  readonly packageDir: string;
-  /** What `npm install <tarball>` printed (warnings included). */
-  readonly installOutput: string;
-  /** The Node whose npm installed it. */
-  readonly nodeVersion: string;
-}
+export type { PackedInstall };
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -50,7 +39,7 @@ export default function setup(project: TestProject): (() => void) | undefined {
     return undefined;
   }
   const dir = mkdtempSync(join(tmpdir(), 'agentbus-package-'));
-  const packed = packAndInstall(dir) as PackedInstall;
+  const packed = packAndInstall(dir);
   writeFileSync(join(dir, 'packed-install.json'), JSON.stringify(packed));
   process.env.AGENTBUS_TEST_PACKAGE = join(dir, 'packed-install.json');
   project.provide('packedInstall', packed);

@@ -8,7 +8,8 @@
 import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { NodeFsVfs } from '../../drivers/wasm/node-fs-vfs.js';
+import { NodeFsVfs, type OpenFile } from '../../drivers/wasm/node-fs-vfs.js';
+import { liveness } from '../../drivers/wasm/owner-liveness.js';
 import { SQLITE_IOERR_WRITE, SQLITE_OK } from '../../drivers/wasm/sqlite-codes.js';
 import { tempDir } from '../support/test-driver.js';
 
@@ -20,14 +21,14 @@ afterEach(() => {
   for (const fd of fds.splice(0)) closeSync(fd);
 });
 
-/** A -wal file of a database in a fresh folder, opened with `mode` ('r+' or 'r'). */
-function walFile(mode: 'r+' | 'r'): { dbPath: string; path: string; fd: number } {
+/** A -wal file of a database in a fresh folder, opened with `mode` ('r+' or 'r'), as the file layer's open would record it. */
+function walFile(mode: 'r+' | 'r'): { dbPath: string; path: string; file: OpenFile } {
   const dbPath = join(tempDir(), 'held.db');
   const path = `${dbPath}-wal`;
   writeFileSync(path, Buffer.alloc(0));
   const fd = openSync(path, mode);
   fds.push(fd);
-  return { dbPath, path, fd };
+  return { dbPath, path, file: { fd, path, flags: OPEN_WAL, deleteOnClose: false, dbPath, generation: liveness.nextGeneration() } };
 }
 
 function bytes(n: number, fill: number): Uint8Array {
@@ -37,8 +38,7 @@ function bytes(n: number, fill: number): Uint8Array {
 describe('a held-back WAL frame header', () => {
   it('goes out with the page written right after it, and on its own before any other call', () => {
     const layer = new NodeFsVfs();
-    const { path, fd } = walFile('r+');
-    const file = { fd, path, flags: OPEN_WAL, deleteOnClose: false };
+    const { path, file } = walFile('r+');
     layer.add(1, file);
     const other = layer.onFile('other call', SQLITE_IOERR_WRITE, () => SQLITE_OK);
 
@@ -60,8 +60,7 @@ describe('a held-back WAL frame header', () => {
 
   it('that cannot be written in xShmBarrier is reported by the next write too (xWrite handles the header itself)', () => {
     const layer = new NodeFsVfs();
-    const { dbPath, path, fd } = walFile('r');
-    const file = { fd, path, flags: OPEN_WAL, deleteOnClose: false };
+    const { dbPath, file } = walFile('r');
     layer.add(1, file);
     const write = layer.onFile('xWrite', SQLITE_IOERR_WRITE, () => SQLITE_OK, false);
 
@@ -75,8 +74,7 @@ describe('a held-back WAL frame header', () => {
   it('that cannot be written in xShmBarrier is reported by the next call, once, with its reason', () => {
     const layer = new NodeFsVfs();
     // Read-only descriptor: the write fails for real (EBADF).
-    const { dbPath, path, fd } = walFile('r');
-    const file = { fd, path, flags: OPEN_WAL, deleteOnClose: false };
+    const { dbPath, file } = walFile('r');
     layer.add(1, file);
     const next = layer.onFile('next call', SQLITE_IOERR_WRITE, () => SQLITE_OK);
 
@@ -90,8 +88,7 @@ describe('a held-back WAL frame header', () => {
 
   it('that cannot be written by the next call makes that call fail with a write error', () => {
     const layer = new NodeFsVfs();
-    const { dbPath, path, fd } = walFile('r');
-    const file = { fd, path, flags: OPEN_WAL, deleteOnClose: false };
+    const { dbPath, file } = walFile('r');
     layer.add(1, file);
     let ran = false;
     const next = layer.onFile('next call', SQLITE_IOERR_WRITE, () => {

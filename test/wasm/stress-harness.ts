@@ -43,9 +43,12 @@ export function createDatabase(d: Driver): { dir: string; dbPath: string } {
   return { dir, dbPath };
 }
 
-export interface Child {
+/** What a stress child does (test/fixtures' stress child reads it from its argv). */
+export type ChildMode = 'writer' | 'reader' | 'holder' | 'idle';
+
+export interface Child<M extends ChildMode = ChildMode> {
   readonly name: string;
-  readonly mode: 'writer' | 'reader' | 'holder' | 'idle';
+  readonly mode: M;
   readonly log: string;
   readonly proc: ChildProcess;
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
@@ -59,21 +62,21 @@ export interface Child {
  * for that long once its database is open. `prefix` runs it through another command first
  * (e.g. `unshare ...` or `nsenter ...` to put it in another pid namespace).
  */
-export function startChild(
-  mode: 'writer' | 'reader' | 'holder' | 'idle',
+export function startChild<M extends ChildMode>(
+  mode: M,
   name: string,
   dbPath: string,
   dir: string,
   deadline: number | `+${number}`,
   prefix: readonly string[] = [],
-): Child {
+): Child<M> {
   const log = join(dir, `${name}.log`);
   const argv = [process.execPath, CHILD, mode, dbPath, log, String(deadline), name];
   const command = [...prefix, ...argv];
   const proc = spawn(command[0] as string, command.slice(1), {
     stdio: [mode === 'holder' || mode === 'idle' ? 'pipe' : 'ignore', 'pipe', 'pipe'],
   });
-  const child: Child = {
+  const child: Child<M> = {
     name,
     mode,
     log,

@@ -49,7 +49,7 @@ describe('wasm driver: one database shared by many OS processes', () => {
     // Generous: the kills pace the phase; the deadline only ends the survivors.
     const deadline = Date.now() + 60_000;
     const all: Child[] = [];
-    const live: Child[] = [];
+    const live: Child<'writer' | 'reader'>[] = [];
     let serial = 0;
     const spawnOne = (mode: 'writer' | 'reader'): void => {
       const c = startChild(mode, `${mode === 'writer' ? 'kw' : 'kr'}${serial++}`, dbPath, dir, deadline);
@@ -63,7 +63,8 @@ describe('wasm driver: one database shared by many OS processes', () => {
     let writerKills = 0;
     for (let round = 0; round < KILL_ROUNDS; round++) {
       await new Promise((r) => setTimeout(r, 100 + Math.random() * 400));
-      const victim = live.splice(Math.floor(Math.random() * live.length), 1)[0] as Child;
+      const victim = live.splice(Math.floor(Math.random() * live.length), 1)[0];
+      if (victim === undefined) throw new Error('no live process left to kill');
       if (victim.proc.exitCode !== null) {
         throw new Error(`${victim.name} exited on its own (${victim.proc.exitCode}): ${victim.stderr}`);
       }

@@ -1,12 +1,16 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
+import { ReceiveOutput } from '../../src/bus/receive.js';
 import { startMcp, type McpProcess } from '../support/mcp-process.js';
 import { tempDir, testDriverName } from '../support/test-driver.js';
+import { toolAnswer } from '../support/tool-answer.js';
 import { artifactPath, launchBrowser } from './browser.js';
 import { startWeb, type WebConsole } from './web-console.js';
 
-interface Received {
-  messages: { seq: number; sender: string; content: string; reply_to: number | null }[];
+/** What the tests leave on the page's global object (functions given to page.evaluate run in the page). */
+interface PageMarks {
+  loadedOnce?: boolean;
+  pwned?: number;
 }
 
 /** Alice and Bob on `general` (Bob subscribed) and a memory channel `notes`, the console, and the page open and live. */
@@ -26,12 +30,12 @@ async function openConsole(): Promise<{ dir: string; agents: McpProcess; web: We
   await page.locator('#connection', { hasText: 'live' }).waitFor();
   await page.locator('#messages .content', { hasText: 'first message' }).waitFor();
   // Set once: a reload or a navigation would lose it.
-  await page.evaluate(() => ((window as unknown as { loadedOnce: boolean }).loadedOnce = true));
+  await page.evaluate(() => ((globalThis as typeof globalThis & PageMarks).loadedOnce = true));
   return { dir, agents, web, page };
 }
 
 const messageLi = (page: Page, seq: number) => page.locator(`#messages li[data-seq="${seq}"]`);
-const stillLoadedOnce = (page: Page): Promise<unknown> => page.evaluate(() => (window as unknown as { loadedOnce?: boolean }).loadedOnce);
+const stillLoadedOnce = (page: Page): Promise<unknown> => page.evaluate(() => (globalThis as typeof globalThis & PageMarks).loadedOnce);
 const shot = (name: string): string => artifactPath(`${name}-${testDriverName()}.png`);
 
 describe('agentbus web in a real browser', () => {
@@ -70,7 +74,7 @@ describe('agentbus web in a real browser', () => {
     await page.locator('#post-status', { hasText: /^sent \d+ as dana$/ }).filter({ hasNotText: `sent ${posted} ` }).waitFor();
     await page.locator(`#messages li.reply .content`, { hasText: 'and tell me when it is paused' }).waitFor();
 
-    const got = (await agents.call('receive', { as: 'Bob', wait_seconds: 0 })) as Received;
+    const got = toolAnswer(ReceiveOutput, await agents.call('receive', { as: 'Bob', wait_seconds: 0 }), 'receive');
     const fromPage = got.messages.filter((m) => m.sender === 'dana');
     expect(fromPage.map((m) => [m.content, m.reply_to])).toEqual([
       ['please pause the deploy', null],
@@ -124,7 +128,7 @@ describe('agentbus web in a real browser', () => {
     await page.locator('#search-results .content').nth(1).waitFor();
     expect((await page.locator('#search-results .content').allTextContents()).sort()).toEqual([markup, `note ${markup}`]);
     expect(await page.locator('img, b, main script').count()).toBe(0);
-    expect(await page.evaluate(() => (window as unknown as { pwned?: number }).pwned)).toBeUndefined();
+    expect(await page.evaluate(() => (globalThis as typeof globalThis & PageMarks).pwned)).toBeUndefined();
     await page.screenshot({ path: shot('search'), fullPage: true });
   });
 });

@@ -1,0 +1,15 @@
+/**
+ * A tool's answer (structuredContent) checked against a schema, typed by it:
+ * the tools' own output schemas from src/bus, so a test reads typed fields
+ * instead of casting. An answer of another shape fails the test, naming the
+ * tool, the answer and what did not match.
+ */
+import * as v from 'valibot';
+
+// The answer itself is returned, not valibot's copy of it: a field the schema
+// does not name still shows in the test's comparisons.
+export function toolAnswer<S extends v.GenericSchema>(schema: S, answer: Record<string, unknown>, tool: string): v.InferInput<S> {
+  if (v.is(schema, answer)) return answer;
+  const result = v.safeParse(schema, answer);
+  throw new Error(`${tool} answered ${JSON.stringify(answer)}${result.success ? '' : `: ${v.summarize(result.issues)}`}`);
+}
