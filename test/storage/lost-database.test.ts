@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { DbError } from '../../src/db/db-error.js';
 import { databasePath } from '../../src/db/open-database.js';
 import { jsonOf, prepareCliDir, runCli, waitForPidExit } from '../cli/cli-process.js';
+import { expectError } from '../support/expect-error.js';
 import { startMcp } from '../support/mcp-process.js';
 import { openTestDatabase, tempDir } from '../support/test-driver.js';
 
@@ -38,24 +39,13 @@ function check(report: Json, name: string): Json {
   return report.checks.find((c: Json) => c.name === name);
 }
 
-async function refusal(promise: Promise<unknown>): Promise<DbError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof DbError) return error;
-    throw error;
-  }
-  throw new Error('expected the open to be refused');
-}
-
 describe('a database that lost its content beside backups', () => {
   it('refuses a 0-byte agentbus.db with one line naming the newest backup, and leaves the file as it was', async () => {
     const dir = tempDir();
     const backup = await busWithBackup(dir);
     const db = emptied(dir);
 
-    const error = await refusal(openTestDatabase(dir));
-    expect(error.code).toBe('corrupt');
+    const error = await expectError(() => openTestDatabase(dir), DbError, 'corrupt');
     expect(error.message).toContain(backup);
 
     const start = await runCli(dir, ['mcp']);
@@ -90,8 +80,7 @@ describe('a database that lost its content beside backups', () => {
     const backup = await busWithBackup(dir);
     const db = databasePath(dir);
     writeFileSync(db, Buffer.alloc(200_000, 0x41));
-    const error = await refusal(openTestDatabase(dir));
-    expect(error.code).toBe('corrupt');
+    const error = await expectError(() => openTestDatabase(dir), DbError, 'corrupt');
     expect(error.message).toContain(backup);
     expect(statSync(db).size).toBe(200_000);
   });
@@ -108,8 +97,7 @@ describe('a database that lost its content beside backups', () => {
     truncateSync(path, 0);
     copyFileSync(join(dir, 'saved-wal'), `${path}-wal`);
     rmSync(`${path}-shm`, { force: true });
-    const error = await refusal(openTestDatabase(dir));
-    expect(error.code).toBe('corrupt');
+    const error = await expectError(() => openTestDatabase(dir), DbError, 'corrupt');
     expect(error.message).toMatch(/-wal holds \d+ bytes/);
   });
 
