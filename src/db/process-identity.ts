@@ -35,13 +35,24 @@ export interface ProcessIdentity {
 /** `alive`: it runs. `dead`: certainly gone. `unknown`: another realm, or no way to tell: never treat as dead. */
 export type Liveness = 'alive' | 'dead' | 'unknown';
 
-interface ProcStat {
+/** The fields of `/proc/<pid>/stat` agentbus reads (proc(5)). */
+export interface ProcStat {
+  /** Field 2, without its parentheses: the command name (`comm`, at most 15 bytes); may contain spaces and parentheses. */
+  readonly command: string;
+  /** Field 3: the state letter (R, S, D, Z for a zombie, X or x when dead, ...). */
   readonly state: string;
+  /** Field 4: the parent's pid (0 for a process whose parent is outside its pid namespace, and for pid 1). */
+  readonly parent: number;
+  /** Field 22: start time in clock ticks since boot. */
   readonly startTime: number;
 }
 
-/** `/proc/<pid>/stat` read: the fields, 'gone' when no such process exists, undefined when it could not be read (say nothing). */
-function readProcStat(pid: number): ProcStat | 'gone' | undefined {
+/**
+ * `/proc/<pid>/stat` of the /proc this process sees: its fields; 'gone' when
+ * no such process exists; undefined when it could not be read or parsed,
+ * which says nothing about the process (never treat that as gone).
+ */
+export function readProcStat(pid: number): ProcStat | 'gone' | undefined {
   let text: string;
   try {
     text = readFileSync(`/proc/${pid}/stat`, 'latin1');
@@ -50,14 +61,16 @@ function readProcStat(pid: number): ProcStat | 'gone' | undefined {
     const code = (error as NodeJS.ErrnoException).code;
     return code === 'ENOENT' || code === 'ESRCH' ? 'gone' : undefined;
   }
-  // The command name (field 2) may contain spaces and parentheses; fields after it start past the last ')'.
+  // The command name may contain spaces and parentheses; the fields after it start past the last ')'.
+  const open = text.indexOf('(');
   const close = text.lastIndexOf(')');
-  if (close < 0) return undefined;
+  if (open < 0 || close < open) return undefined;
   const fields = text.slice(close + 2).split(' ');
   const state = fields[0] ?? '';
+  const parent = Number(fields[1]);
   const startTime = Number(fields[19]);
-  if (!Number.isFinite(startTime)) return undefined;
-  return { state, startTime };
+  if (state === '' || !Number.isInteger(parent) || !Number.isFinite(startTime)) return undefined;
+  return { command: text.slice(open + 1, close), state, parent, startTime };
 }
 
 interface SelfView {

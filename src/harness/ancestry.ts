@@ -10,9 +10,9 @@
  * namespace); elsewhere one `ps` call lists pid, parent and command, without
  * start times (0, as process-identity does where /proc is absent).
  */
-import { readFileSync, readlinkSync } from 'node:fs';
+import { readlinkSync } from 'node:fs';
 import { basename } from 'node:path';
-import { currentProcess, type ProcessIdentity } from '../db/process-identity.js';
+import { currentProcess, readProcStat, type ProcStat, type ProcessIdentity } from '../db/process-identity.js';
 
 /** One ancestor process. */
 export interface AncestorProcess {
@@ -25,29 +25,6 @@ export interface AncestorProcess {
 /** A bound on the walk: far more than any real chain of launchers and shells. */
 const MAX_DEPTH = 64;
 
-interface ProcEntry {
-  readonly parent: number;
-  readonly startTime: number;
-  readonly command: string;
-}
-
-function readProc(pid: number): ProcEntry | undefined {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-  } catch {
-    return undefined;
-  }
-  const open = stat.indexOf('(');
-  const close = stat.lastIndexOf(')');
-  if (open < 0 || close < open) return undefined;
-  const fields = stat.slice(close + 2).split(' ');
-  const parent = Number(fields[1]);
-  const startTime = Number(fields[19]);
-  if (!Number.isInteger(parent) || !Number.isFinite(startTime)) return undefined;
-  return { parent, startTime, command: stat.slice(open + 1, close) };
-}
-
 function procIsOwn(): boolean {
   try {
     return readlinkSync('/proc/self') === String(process.pid);
@@ -56,12 +33,18 @@ function procIsOwn(): boolean {
   }
 }
 
+/** A process's stat, or undefined when it is gone or unreadable: either way the walk ends there. */
+function statOf(pid: number): ProcStat | undefined {
+  const stat = readProcStat(pid);
+  return stat === 'gone' ? undefined : stat;
+}
+
 function fromProc(startPid: number): AncestorProcess[] {
   const realm = currentProcess().realm;
   const chain: AncestorProcess[] = [];
-  let pid = readProc(startPid)?.parent ?? 0;
+  let pid = statOf(startPid)?.parent ?? 0;
   while (pid > 1 && chain.length < MAX_DEPTH) {
-    const entry = readProc(pid);
+    const entry = statOf(pid);
     if (entry === undefined) break;
     chain.push({ identity: { pid, startTime: entry.startTime, realm }, command: entry.command });
     pid = entry.parent;
