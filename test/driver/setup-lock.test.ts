@@ -7,11 +7,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isDbError } from '../../src/db/db-error.js';
+import { DbError } from '../../src/db/db-error.js';
 import { databasePath, prepareDataDir } from '../../src/db/open-database.js';
 import { currentStampMs, LEASE_EXPIRY_MS } from '../../src/db/owner-lease.js';
 import { clockIsBoots, currentProcess, formatProcessIdentity, type ProcessIdentity } from '../../src/db/process-identity.js';
 import { setupLockDir } from '../../src/db/setup-lock.js';
+import { expectError } from '../support/expect-error.js';
 import { openTestDatabase, tempDir } from '../support/test-driver.js';
 
 /** A pid above Linux's pid_max (2^22): no process can have it. */
@@ -32,13 +33,9 @@ function otherNamespace(pid: number): ProcessIdentity {
   return { pid, startTime: 777, realm: { boot: me.boot, pidNamespace: me.pidNamespace + 1 } };
 }
 
-async function openError(dataDir: string, setupTimeoutMs: number): Promise<unknown> {
-  try {
-    (await openTestDatabase(dataDir, { setupTimeoutMs })).db.close();
-  } catch (error) {
-    return error;
-  }
-  return undefined;
+/** Opens the bus database (waiting up to `setupTimeoutMs` for the set-up lock) and closes it. */
+async function openAndClose(dataDir: string, setupTimeoutMs: number): Promise<void> {
+  (await openTestDatabase(dataDir, { setupTimeoutMs })).db.close();
 }
 
 describe('set-up lock owners that cannot be judged by pid', () => {
@@ -46,7 +43,7 @@ describe('set-up lock owners that cannot be judged by pid', () => {
     const dir = tempDir();
     leaveSetupLock(dir, { pid: DEAD_PID, startTime: 1, realm: currentProcess().realm }, undefined);
     const started = performance.now();
-    expect(await openError(dir, 5_000)).toBeUndefined();
+    await expect(openAndClose(dir, 5_000)).resolves.toBeUndefined();
     expect(performance.now() - started).toBeLessThan(5_000);
   });
 
@@ -54,22 +51,20 @@ describe('set-up lock owners that cannot be judged by pid', () => {
     const dir = tempDir();
     // pid 1 there: pid 1 here is init and alive; the holder must not be judged by it.
     leaveSetupLock(dir, otherNamespace(1), 0);
-    const error = await openError(dir, 1_500);
-    expect(isDbError(error, 'setup_timeout')).toBe(true);
-    expect((error as Error).message).toMatch(/pid 1 in another pid namespace or machine, lease last renewed [0-9.]+ s ago/);
+    const error = await expectError(() => openAndClose(dir, 1_500), DbError, 'setup_timeout');
+    expect(error.message).toMatch(/pid 1 in another pid namespace or machine, lease last renewed [0-9.]+ s ago/);
   });
 
   it('takes over a lock of another pid namespace whose lease expired (a crashed container)', async () => {
     const dir = tempDir();
     leaveSetupLock(dir, otherNamespace(1), LEASE_EXPIRY_MS + 5_000);
-    expect(await openError(dir, 5_000)).toBeUndefined();
+    await expect(openAndClose(dir, 5_000)).resolves.toBeUndefined();
   });
 
   it('never takes over a lock an older agentbus left without a lease in another pid namespace; waits, then names it', async () => {
     const dir = tempDir();
     leaveSetupLock(dir, otherNamespace(1), undefined);
-    const error = await openError(dir, 1_000);
-    expect(isDbError(error, 'setup_timeout')).toBe(true);
-    expect((error as Error).message).toMatch(/older agentbus/);
+    const error = await expectError(() => openAndClose(dir, 1_000), DbError, 'setup_timeout');
+    expect(error.message).toMatch(/older agentbus/);
   });
 });

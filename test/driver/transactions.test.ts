@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { isDbError } from '../../src/db/db-error.js';
+import { DbError } from '../../src/db/db-error.js';
 import { startFixture, waitForExit, waitForLine } from '../support/child-process.js';
+import { expectErrorSync } from '../support/expect-error.js';
 import { openTestDatabase, tempDir } from '../support/test-driver.js';
 
 describe('transactions', () => {
@@ -55,17 +56,16 @@ describe('transactions', () => {
       ['INSERT OR ROLLBACK on a conflict', () => db.run('INSERT OR ROLLBACK INTO r VALUES (1)'), /UNIQUE|PRIMARY KEY/i],
     ];
     for (const [what, fail, message] of attempts) {
-      let error: unknown;
-      try {
-        db.transaction(() => {
-          db.run('INSERT INTO r VALUES (1)');
-          db.transaction(fail);
-        });
-      } catch (e) {
-        error = e;
-      }
-      expect(isDbError(error, 'constraint'), `${what}: ${String(error)}`).toBe(true);
-      expect((error as Error).message, what).toMatch(message);
+      const error = expectErrorSync(
+        () =>
+          db.transaction(() => {
+            db.run('INSERT INTO r VALUES (1)');
+            db.transaction(fail);
+          }),
+        DbError,
+        'constraint',
+      );
+      expect(error.message, what).toMatch(message);
       expect(db.inTransaction, what).toBe(false);
       expect(db.get('SELECT count(*) AS n FROM r'), what).toEqual({ n: 0 });
     }
@@ -79,16 +79,15 @@ describe('transactions', () => {
     const { db } = await openTestDatabase(tempDir());
     db.exec('CREATE TABLE r (x INTEGER PRIMARY KEY)');
     db.run('INSERT INTO r VALUES (1)');
-    let error: unknown;
-    try {
-      db.transaction(() => {
-        db.run('INSERT INTO r VALUES (2)');
-        db.run('INSERT OR ROLLBACK INTO r VALUES (1)');
-      });
-    } catch (e) {
-      error = e;
-    }
-    expect(isDbError(error, 'constraint')).toBe(true);
+    expectErrorSync(
+      () =>
+        db.transaction(() => {
+          db.run('INSERT INTO r VALUES (2)');
+          db.run('INSERT OR ROLLBACK INTO r VALUES (1)');
+        }),
+      DbError,
+      'constraint',
+    );
     expect(db.all('SELECT x FROM r')).toEqual([{ x: 1 }]);
     db.close();
   });
@@ -110,13 +109,7 @@ describe('transactions', () => {
     const { db } = await openTestDatabase(tempDir());
     db.exec('CREATE TABLE u (x INTEGER PRIMARY KEY)');
     db.run('INSERT INTO u VALUES (1)');
-    let error: unknown;
-    try {
-      db.run('INSERT INTO u VALUES (1)');
-    } catch (e) {
-      error = e;
-    }
-    expect(isDbError(error, 'constraint')).toBe(true);
+    expectErrorSync(() => db.run('INSERT INTO u VALUES (1)'), DbError, 'constraint');
     expect(() => db.prepare('SELEC nonsense')).toThrow(expect.objectContaining({ code: 'sql' }));
     db.close();
   });
@@ -129,13 +122,7 @@ describe('transactions', () => {
     a.exec('BEGIN IMMEDIATE');
     a.run('INSERT INTO c VALUES (1)');
     const started = Date.now();
-    let error: unknown;
-    try {
-      b.transaction(() => b.run('INSERT INTO c VALUES (2)'));
-    } catch (e) {
-      error = e;
-    }
-    expect(isDbError(error, 'busy')).toBe(true);
+    expectErrorSync(() => b.transaction(() => b.run('INSERT INTO c VALUES (2)')), DbError, 'busy');
     expect(Date.now() - started).toBeGreaterThanOrEqual(80);
     // A writer holding the write lock before commit does not block readers (WAL, or RESERVED in a rollback journal).
     expect(b.get('SELECT count(*) AS n FROM c')).toEqual({ n: 0 });

@@ -68,13 +68,6 @@ describe('key resolution', () => {
 
   it('reports an unreadable key file as kind key', () => {
     const missing = join(tempDir(), 'no-such-key');
-    let error: unknown;
-    try {
-      resolveApiKey({ embedding_api_key_file: missing }, {});
-    } catch (e) {
-      error = e;
-    }
-    expect(error).toBeInstanceOf(EmbeddingError);
-    expect((error as EmbeddingError).kind).toBe('key');
+    expect(expectErrorSync(() => resolveApiKey({ embedding_api_key_file: missing }, {}), EmbeddingError).kind).toBe('key');
   });
 });

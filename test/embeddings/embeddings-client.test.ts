@@ -81,13 +81,8 @@ describe('embeddings client', () => {
 
   it('reports a bad key file as kind key before any request', async () => {
     const bad = createEmbeddingsClient({ embedding_endpoint: server.url, embedding_model: 'm1', embedding_api_key_file: '/nonexistent/key' }, { env: {} });
-    let error: unknown;
-    try {
-      await bad.embed(['a'], { timeoutMs: 1_000 });
-    } catch (e) {
-      error = e;
-    }
-    expect((error as EmbeddingError).kind).toBe('key');
+    const error = await expectError(() => bad.embed(['a'], { timeoutMs: 1_000 }), EmbeddingError);
+    expect(error.kind).toBe('key');
     expect(server.requests).toHaveLength(0);
   });
 });

@@ -7,10 +7,11 @@
 import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isDbError } from '../../src/db/db-error.js';
+import { DbError } from '../../src/db/db-error.js';
 import { currentStampMs, LEASE_EXPIRY_MS } from '../../src/db/owner-lease.js';
 import { isRevoked, lockTablePath, readRecordHead, REC, RECORD_SIZE, writeRecordHead, type LockOwner } from '../../src/db/portable-lock-files.js';
 import { clockIsBoots, currentProcess } from '../../src/db/process-identity.js';
+import { expectError } from '../support/expect-error.js';
 import { tempDir } from '../support/test-driver.js';
 import { createDatabase, driver, startChild, waitAll } from './stress-harness.js';
 
@@ -62,17 +63,14 @@ function writerRecord(owner: LockOwner, ageMs: number): Buffer {
   return rec;
 }
 
-/** Inserts a row in a write transaction; returns the error, if any. `beforeClose` sees the lock table while still open. */
-async function insert(path: string, busyTimeoutMs: number, beforeClose: () => void = () => {}): Promise<unknown> {
+/** Inserts a row in a write transaction (throwing what it throws). `beforeClose` sees the lock table while still open. */
+async function insert(path: string, busyTimeoutMs: number, beforeClose: () => void = () => {}): Promise<void> {
   const db = (await driver()).open(path, { busyTimeoutMs });
   try {
     db.exec('BEGIN IMMEDIATE');
     db.exec('INSERT INTO t VALUES (1)');
     db.exec('COMMIT');
     beforeClose();
-    return undefined;
-  } catch (error) {
-    return error;
   } finally {
     db.close();
   }
@@ -82,8 +80,7 @@ describe('wasm lock table: owners judged without their pid', () => {
   it('respects the write lock of another pid namespace\'s owner while its lease runs (pid 1 there is not init here)', async () => {
     const path = await database();
     await beside(path, writerRecord(otherNamespace(1), 0), async (index) => {
-      const error = await insert(path, 300);
-      expect(isDbError(error, 'busy'), String(error)).toBe(true);
+      await expectError(() => insert(path, 300), DbError, 'busy');
       const head = readRecordHead(readFileSync(lockTablePath(path)), index * RECORD_SIZE);
       expect(head.owner.pid).toBe(1);
       expect(isRevoked(head)).toBe(false);
@@ -94,8 +91,7 @@ describe('wasm lock table: owners judged without their pid', () => {
     const path = await database();
     let head: ReturnType<typeof readRecordHead> | undefined;
     await beside(path, writerRecord(otherNamespace(1), LEASE_EXPIRY_MS + 5_000), async (index) => {
-      const error = await insert(path, 2_000, () => (head = readRecordHead(readFileSync(lockTablePath(path)), index * RECORD_SIZE)));
-      expect(error).toBeUndefined();
+      await expect(insert(path, 2_000, () => (head = readRecordHead(readFileSync(lockTablePath(path)), index * RECORD_SIZE)))).resolves.toBeUndefined();
     });
     // The revocation stays in the record: should the owner wake up, it finds it and fences itself.
     expect(head?.owner.pid).toBe(1);
@@ -105,7 +101,7 @@ describe('wasm lock table: owners judged without their pid', () => {
   it('takes the lock of a dead owner of this pid namespace at once', async () => {
     const path = await database();
     await beside(path, writerRecord({ pid: DEAD_PID, startTime: 1, connection: 1, realm: currentProcess().realm }, 0), async () => {
-      expect(await insert(path, 2_000)).toBeUndefined();
+      await expect(insert(path, 2_000)).resolves.toBeUndefined();
     });
   });
 
@@ -117,15 +113,10 @@ describe('wasm lock table: owners judged without their pid', () => {
     legacy.writeDoubleLE(12345, REC.startTime);
     legacy[REC.dbShared] = 1;
     writeFileSync(lockTablePath(path), legacy);
-    let error: unknown;
-    try {
-      (await driver()).open(path, { busyTimeoutMs: 1_000 }).close();
-    } catch (e) {
-      error = e;
-    }
-    expect(isDbError(error, 'lock_owner_unknown'), String(error)).toBe(true);
-    expect((error as Error).message).toContain(String(DEAD_PID));
-    expect((error as Error).message).toContain(lockTablePath(path));
+    const d = await driver();
+    const error = await expectError(() => d.open(path, { busyTimeoutMs: 1_000 }).close(), DbError, 'lock_owner_unknown');
+    expect(error.message).toContain(String(DEAD_PID));
+    expect(error.message).toContain(lockTablePath(path));
     expect(readFileSync(lockTablePath(path))).toEqual(legacy);
   });
 
@@ -137,7 +128,7 @@ describe('wasm lock table: owners judged without their pid', () => {
     legacy.writeDoubleLE(currentProcess().startTime, REC.startTime);
     legacy[REC.dbShared] = 1;
     writeFileSync(lockTablePath(path), legacy);
-    expect(await insert(path, 2_000)).toBeUndefined();
+    await expect(insert(path, 2_000)).resolves.toBeUndefined();
   });
 
   it('keeps renewing its lease while its thread is blocked in a busy wait (no timer can run then)', async () => {
