@@ -153,6 +153,11 @@ export function currentProcess(): ProcessIdentity {
   return selfView().identity;
 }
 
+/** True when /proc shows this process's own pid namespace (and its own entry), so other pids can be looked up there; computed once. */
+export function procIsOwn(): boolean {
+  return selfView().procIsOwn;
+}
+
 /**
  * Milliseconds on the kernel's CLOCK_MONOTONIC (libuv's hrtime), which every
  * process of one boot shares unless a time namespace offsets it. Never jumps

@@ -10,9 +10,8 @@
  * namespace); elsewhere one `ps` call lists pid, parent and command, without
  * start times (0, as process-identity does where /proc is absent).
  */
-import { readlinkSync } from 'node:fs';
 import { basename } from 'node:path';
-import { currentProcess, readProcStat, type ProcStat, type ProcessIdentity } from '../db/process-identity.js';
+import { currentProcess, procIsOwn, readProcStat, type ProcStat, type ProcessIdentity } from '../db/process-identity.js';
 
 /** One ancestor process. */
 export interface AncestorProcess {
@@ -24,14 +23,6 @@ export interface AncestorProcess {
 
 /** A bound on the walk: far more than any real chain of launchers and shells. */
 const MAX_DEPTH = 64;
-
-function procIsOwn(): boolean {
-  try {
-    return readlinkSync('/proc/self') === String(process.pid);
-  } catch {
-    return false;
-  }
-}
 
 /** A process's stat, or undefined when it is gone or unreadable: either way the walk ends there. */
 function statOf(pid: number): ProcStat | undefined {
