@@ -5,14 +5,13 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-// @ts-expect-error: a plain JavaScript module shared with the install script.
 import { harnessDir, HARNESS_VERSIONS } from '../../../scripts/harness-dir.js';
 
 export type HarnessName = 'claude' | 'codex' | 'gemini';
 
 /** The folder holding node_modules/.bin/{claude,codex,gemini}. */
 export function harnessFolder(): string {
-  const dir = harnessDir() as string;
+  const dir = harnessDir();
   const marker = join(dir, 'installed.json');
   if (!existsSync(marker) || readFileSync(marker, 'utf8') !== JSON.stringify(HARNESS_VERSIONS)) {
     throw new Error(`the harnesses (${JSON.stringify(HARNESS_VERSIONS)}) are not installed in ${dir}: run \`npm run harnesses:install\``);
