@@ -10,8 +10,6 @@ import { stopCleanly } from './clean-exit.js';
 import { git, gitRepo, gitWorktree, personEnv, writeFiles } from './git-repo.js';
 import { granted } from './reservation-answers.js';
 
-type Json = Record<string, any>;
-
 interface Commit {
   readonly ok: boolean;
   readonly stderr: string;

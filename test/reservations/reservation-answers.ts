@@ -7,17 +7,10 @@
 import * as v from 'valibot';
 import { ListReservationsOutput, ReleaseOutput, ReserveErrorDetails, ReserveOutput } from '../../src/bus/reservations.js';
 import type { McpProcess } from '../support/mcp-process.js';
-import { toolAnswer } from '../support/tool-answer.js';
+import { ToolError, toolAnswer } from '../support/tool-answer.js';
 
-/** The error envelope every tool answers with, with reserve's extra `holders`. */
-const Refusal = v.object({
-  error: v.object({
-    code: v.string(),
-    message: v.string(),
-    retryable: v.boolean(),
-    ...ReserveErrorDetails.entries,
-  }),
-});
+/** The error envelope, with reserve's extra `holders`. */
+const Refusal = v.object({ error: v.object({ ...ToolError.entries.error.entries, ...ReserveErrorDetails.entries }) });
 
 export type ReserveResult = v.InferInput<typeof ReserveOutput>;
 export type Refusal = v.InferInput<typeof Refusal>;

@@ -1,12 +1,12 @@
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { RegisterOutput } from '../../src/bus/identity.js';
 import { databasePath } from '../../src/db/open-database.js';
 import { runCli, waitForPidExit } from '../cli/cli-process.js';
 import { startMcp } from '../support/mcp-process.js';
 import { tempDir, testDriver } from '../support/test-driver.js';
-
-type Json = Record<string, any>;
+import { ToolError, toolAnswer } from '../support/tool-answer.js';
 
 /** Overwrites the root page of the messages table with garbage; the schema and the other tables stay readable. */
 async function damageMessagesTable(dir: string): Promise<void> {
@@ -36,15 +36,15 @@ describe('a damaged database over MCP', () => {
     await damageMessagesTable(dir);
 
     const server = await startMcp(dir);
-    const me = (await server.call('register', { name: 'Alice' })) as Json;
-    const answers: Json[] = [];
-    for (let i = 0; i < 40; i++) answers.push((await server.call('send', { as: me.display_name, channel: 'work', content: `retry ${i}` })) as Json);
+    const me = toolAnswer(RegisterOutput, await server.call('register', { name: 'Alice' }), 'register');
+    const answers: ToolError[] = [];
+    for (let i = 0; i < 40; i++) answers.push(toolAnswer(ToolError, await server.call('send', { as: me.display_name, channel: 'work', content: `retry ${i}` }), 'send'));
     for (const answer of answers) {
       expect(answer.error).toMatchObject({ code: 'database_corrupt', retryable: false });
       expect(answer.error.message).toMatch(/agentbus doctor/);
       expect(answer.error.message).toMatch(/backup/);
     }
-    const history = (await server.call('history', { as: me.display_name, channel: 'work' })) as Json;
+    const history = await server.call('history', { as: me.display_name, channel: 'work' });
     expect(history.error).toMatchObject({ code: 'database_corrupt', retryable: false });
     const serverPid = server.transport.pid;
     await server.close();

@@ -4,20 +4,16 @@ import { describe, expect, it } from 'vitest';
 import { databasePath } from '../../src/db/open-database.js';
 import { inspectWal } from '../../src/db/wal-file.js';
 import { jsonOf, prepareCliDir, runCli, waitForPidExit } from '../cli/cli-process.js';
+import { doctorCheck } from '../support/doctor-report.js';
 import { startMcp } from '../support/mcp-process.js';
 import { runningAsRoot } from '../support/privileges.js';
 import { mountSmallDisk } from '../support/small-disk.js';
 import { tempDir } from '../support/test-driver.js';
 
-type Json = Record<string, any>;
 
 /** An unused uid: the owner of "another user's" files. */
 const OTHER_UID = 54_321;
 const WAL_HEADER = 32;
-
-function check(report: Json, name: string): Json {
-  return report.checks.find((c: Json) => c.name === name);
-}
 
 /** A bus whose server was killed (SIGKILL) after `sends` sends: its -wal is left as a crash leaves it. */
 async function crashedBus(dir: string, sends: number): Promise<string> {
@@ -41,8 +37,8 @@ describe('doctor and the -wal', () => {
     const wal = await crashedBus(dir, 30);
     expect(inspectWal(wal)).toMatchObject({ kind: 'ok' });
     const run = await runCli(dir, ['doctor', '--json']);
-    expect(check(jsonOf(run), 'wal')).toMatchObject({ status: 'ok', message: expect.stringMatching(/commit/) });
-    expect(check(jsonOf(run), 'integrity').status).toBe('ok');
+    expect(doctorCheck(jsonOf(run), 'wal')).toMatchObject({ status: 'ok', message: expect.stringMatching(/commit/) });
+    expect(doctorCheck(jsonOf(run), 'integrity').status).toBe('ok');
   });
 
   it('finds nothing wrong with a torn last frame (a crash in the middle of a write)', async () => {
@@ -66,9 +62,9 @@ describe('doctor and the -wal', () => {
     closeSync(fd);
     expect(inspectWal(wal)).toMatchObject({ kind: 'broken', brokenFrame: 10 });
     const report = jsonOf(await runCli(dir, ['doctor', '--json']));
-    expect(check(report, 'wal')).toMatchObject({ status: 'warn', message: expect.stringMatching(/damaged: frame 10 fails its checksum/) });
+    expect(doctorCheck(report, 'wal')).toMatchObject({ status: 'warn', message: expect.stringMatching(/damaged: frame 10 fails its checksum/) });
     // Opening it would let SQLite drop the evidence; doctor leaves the file alone and says so.
-    expect(check(report, 'integrity').status).toBe('warn');
+    expect(doctorCheck(report, 'integrity').status).toBe('warn');
     expect(inspectWal(wal)).toMatchObject({ kind: 'broken', brokenFrame: 10 });
   });
 
@@ -80,7 +76,7 @@ describe('doctor and the -wal', () => {
     closeSync(fd);
     expect(inspectWal(wal)).toMatchObject({ kind: 'bad_header' });
     const report = jsonOf(await runCli(dir, ['doctor', '--json']));
-    expect(check(report, 'wal')).toMatchObject({ status: 'warn', message: expect.stringMatching(/not a valid WAL header/) });
+    expect(doctorCheck(report, 'wal')).toMatchObject({ status: 'warn', message: expect.stringMatching(/not a valid WAL header/) });
   });
 });
 
@@ -95,12 +91,12 @@ describe('doctor and the disk', () => {
     await server.call('register', { name: 'Alice' });
     const nearly = jsonOf(await runCli(dir, ['doctor', '--json'], { env: { AGENTBUS_DATA_DIR: data } }));
     // 24 MiB of disk, and the budget lets the database grow to 64 MiB.
-    expect(check(nearly, 'disk')).toMatchObject({ status: 'warn', message: expect.stringMatching(/nearly full/) });
+    expect(doctorCheck(nearly, 'disk')).toMatchObject({ status: 'warn', message: expect.stringMatching(/nearly full/) });
 
     disk.fill();
     const full = await runCli(dir, ['doctor', '--json'], { env: { AGENTBUS_DATA_DIR: data } });
     expect(full.code).toBe(1);
-    expect(check(jsonOf(full), 'disk')).toMatchObject({ status: 'problem', message: expect.stringMatching(/is full/) });
+    expect(doctorCheck(jsonOf(full), 'disk')).toMatchObject({ status: 'problem', message: expect.stringMatching(/is full/) });
   });
 });
 
@@ -115,7 +111,7 @@ describe('doctor and another user\'s files', () => {
     const run = await runCli(dir, ['doctor', '--json'], { env: { AGENTBUS_DATA_DIR: data }, withoutDacOverride: true });
     expect(run.stderr).toBe('');
     expect(run.code).toBe(1);
-    const dataDir = check(jsonOf(run), 'data_directory');
+    const dataDir = doctorCheck(jsonOf(run), 'data_directory');
     expect(dataDir.status).toBe('problem');
     expect(dataDir.message).toContain(`uid ${OTHER_UID}`);
     expect(dataDir.message).toMatch(/run agentbus as/);
@@ -129,7 +125,7 @@ describe('doctor and another user\'s files', () => {
     chownSync(wal, OTHER_UID, OTHER_UID);
     const run = await runCli(dir, ['doctor', '--json'], { withoutDacOverride: true });
     expect(run.stderr).toBe('');
-    const shared = check(jsonOf(run), 'shared_files');
+    const shared = doctorCheck(jsonOf(run), 'shared_files');
     expect(shared.status).toBe('problem');
     expect(shared.message).toContain(wal);
     expect(shared.message).toContain(`uid ${OTHER_UID}`);

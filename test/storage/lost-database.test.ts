@@ -1,14 +1,17 @@
 import { existsSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync, copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { HistoryOutput } from '../../src/bus/history.js';
+import { RegisterOutput } from '../../src/bus/identity.js';
 import { DbError } from '../../src/db/db-error.js';
 import { databasePath } from '../../src/db/open-database.js';
 import { jsonOf, prepareCliDir, runCli, waitForPidExit } from '../cli/cli-process.js';
+import { doctorCheck } from '../support/doctor-report.js';
 import { expectError } from '../support/expect-error.js';
 import { startMcp } from '../support/mcp-process.js';
 import { openTestDatabase, tempDir } from '../support/test-driver.js';
+import { toolAnswer } from '../support/tool-answer.js';
 
-type Json = Record<string, any>;
 
 /** A bus with three messages, a backup made by `agentbus backup`, and every server stopped. */
 async function busWithBackup(dir: string): Promise<string> {
@@ -35,10 +38,6 @@ function emptied(dir: string): string {
   return db;
 }
 
-function check(report: Json, name: string): Json {
-  return report.checks.find((c: Json) => c.name === name);
-}
-
 describe('a database that lost its content beside backups', () => {
   it('refuses a 0-byte agentbus.db with one line naming the newest backup, and leaves the file as it was', async () => {
     const dir = tempDir();
@@ -63,16 +62,16 @@ describe('a database that lost its content beside backups', () => {
     const db = emptied(dir);
     const doctor = await runCli(dir, ['doctor', '--json']);
     expect(doctor.code).toBe(1);
-    expect(check(jsonOf(doctor), 'database')).toMatchObject({ status: 'problem', message: expect.stringContaining(`agentbus restore '${backup}'`) });
+    expect(doctorCheck(jsonOf(doctor), 'database')).toMatchObject({ status: 'problem', message: expect.stringContaining(`agentbus restore '${backup}'`) });
 
     const restored = await runCli(dir, ['restore', backup]);
     expect(restored.code).toBe(0);
     expect(statSync(db).size).toBeGreaterThan(0);
     const server = await startMcp(dir);
     // The backup still holds Alice's session from before, so the name may come back suffixed.
-    const me = (await server.call('register', { name: 'Alice' })) as Json;
-    const history = (await server.call('history', { as: me.display_name, channel: 'work' })) as Json;
-    expect(history.messages.map((m: Json) => m.content)).toEqual(['one', 'two', 'three']);
+    const me = toolAnswer(RegisterOutput, await server.call('register', { name: 'Alice' }), 'register');
+    const history = toolAnswer(HistoryOutput, await server.call('history', { as: me.display_name, channel: 'work' }), 'history');
+    expect(history.messages.map((m) => m.content)).toEqual(['one', 'two', 'three']);
   });
 
   it('refuses a file overwritten with something that is not SQLite, naming the backup', async () => {

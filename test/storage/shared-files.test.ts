@@ -1,12 +1,14 @@
 import { copyFileSync, existsSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { HistoryOutput } from '../../src/bus/history.js';
+import { RegisterOutput } from '../../src/bus/identity.js';
+import { SendOutput } from '../../src/bus/send.js';
 import { databasePath } from '../../src/db/open-database.js';
 import { inboxDir } from '../../src/harness/inbox-file.js';
 import { startMcp, type McpProcess } from '../support/mcp-process.js';
 import { tempDir, testDriver } from '../support/test-driver.js';
-
-type Json = Record<string, any>;
+import { ToolError, toolAnswer } from '../support/tool-answer.js';
 
 async function runningBus(dir: string): Promise<McpProcess> {
   const server = await startMcp(dir);
@@ -31,7 +33,7 @@ async function deleteUnderRunningServer(suffix: string, replace: boolean, anothe
   await a.call('subscribe', { as: 'Alice', channel: 'work' });
   await a.call('receive', { as: 'Alice' });
   // A receive already waiting when the file goes must not deliver (a write) when the other process's sends wake it.
-  const waiting = a.call('receive', { as: 'Alice', wait_seconds: 30 }) as Promise<Json>;
+  const waiting = a.call('receive', { as: 'Alice', wait_seconds: 30 });
   await new Promise((r) => setTimeout(r, 300));
   if (replace) {
     copyFileSync(file, join(dir, 'copy'));
@@ -42,20 +44,20 @@ async function deleteUnderRunningServer(suffix: string, replace: boolean, anothe
 
   const acknowledged: number[] = [];
   const b = another ? await startMcp(dir) : undefined;
-  const bob = b === undefined ? undefined : ((await b.call('register', { name: 'Bob' })) as Json);
+  const bob = b === undefined ? undefined : toolAnswer(RegisterOutput, await b.call('register', { name: 'Bob' }), 'register');
   if (b !== undefined && bob !== undefined) {
     for (let i = 0; i < 10; i++) {
-      const sent = (await b.call('send', { as: bob.display_name, channel: 'work', content: `after ${i}` })) as Json;
+      const sent = await b.call('send', { as: bob.display_name, channel: 'work', content: `after ${i}` });
       expect(sent.error).toBeUndefined();
-      acknowledged.push(sent.seq);
+      acknowledged.push(toolAnswer(SendOutput, sent, 'send').seq);
     }
   }
 
-  for (const call of [
-    () => a.call('send', { as: 'Alice', channel: 'work', content: 'from the old process' }),
-    () => a.call('history', { as: 'Alice', channel: 'work' }),
-  ]) {
-    const answer = (await call()) as Json;
+  for (const [tool, args] of [
+    ['send', { as: 'Alice', channel: 'work', content: 'from the old process' }],
+    ['history', { as: 'Alice', channel: 'work' }],
+  ] as const) {
+    const answer = toolAnswer(ToolError, await a.call(tool, args), tool);
     expect(answer.error).toMatchObject({ code: 'internal', retryable: false });
     expect(answer.error.message).toContain(file);
     expect(answer.error.message).toMatch(/Restart this agent session/);
@@ -66,10 +68,10 @@ async function deleteUnderRunningServer(suffix: string, replace: boolean, anothe
   if (b === undefined || bob === undefined) return true;
 
   // After the old process was refused, the new one still has every message it acknowledged, and nothing of the old one's attempt.
-  const history = (await b.call('history', { as: bob.display_name, channel: 'work', count: 100 })) as Json;
-  const seen = new Set(history.messages.map((m: Json) => m.seq));
+  const history = toolAnswer(HistoryOutput, await b.call('history', { as: bob.display_name, channel: 'work', count: 100 }), 'history');
+  const seen = new Set(history.messages.map((m) => m.seq));
   for (const seq of acknowledged) expect(seen.has(seq)).toBe(true);
-  expect(history.messages.some((m: Json) => m.content === 'from the old process')).toBe(false);
+  expect(history.messages.some((m) => m.content === 'from the old process')).toBe(false);
   return true;
 }
 
@@ -117,6 +119,6 @@ describe('files shared by running agents, deleted or replaced under them', () =>
     while (promisingKim().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     expect(promisingKim()).toEqual([]);
     expect(b.stderr()).toContain(`agentbus: ${file}`);
-    expect((await b.call('list_channels', { as: 'Kim' })) as Json).toMatchObject({ error: { code: 'internal', retryable: false } });
+    expect(await b.call('list_channels', { as: 'Kim' })).toMatchObject({ error: { code: 'internal', retryable: false } });
   });
 });

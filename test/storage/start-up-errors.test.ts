@@ -1,14 +1,14 @@
 import { chownSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { SendOutput } from '../../src/bus/send.js';
 import { databasePath } from '../../src/db/open-database.js';
 import { prepareCliDir, runCli, waitForPidExit, type CliRun } from '../cli/cli-process.js';
 import { startMcp } from '../support/mcp-process.js';
 import { runningAsRoot } from '../support/privileges.js';
 import { mountSmallDisk } from '../support/small-disk.js';
 import { tempDir } from '../support/test-driver.js';
-
-type Json = Record<string, any>;
+import { ToolError, toolAnswer } from '../support/tool-answer.js';
 
 const OTHER_UID = 54_321;
 const NEEDS_ROOT = 'making files of another user needs root (chown); CI runs as root';
@@ -59,18 +59,18 @@ describe('a full disk', () => {
     await server.call('register', { name: 'Alice' });
     await server.call('create_channel', { as: 'Alice', name: 'work', kind: 'ordinary' });
     disk.fill();
-    let refused: Json | undefined;
+    let refused: ToolError['error'] | undefined;
     // The WAL may still have room for a few commits; 60 KiB messages soon need more than it has.
     for (let i = 0; i < 400 && refused === undefined; i++) {
-      const answer = (await server.call('send', { as: 'Alice', channel: 'work', content: `${i} `.repeat(20_000) })) as Json;
-      if (answer.error !== undefined) refused = answer.error;
+      const answer = await server.call('send', { as: 'Alice', channel: 'work', content: `${i} `.repeat(20_000) });
+      if (answer.error !== undefined) refused = toolAnswer(ToolError, answer, 'send').error;
     }
     expect(refused).toMatchObject({ code: 'disk_full', retryable: false });
     expect(refused?.message).toMatch(/free disk space/);
     disk.free();
-    const after = (await server.call('send', { as: 'Alice', channel: 'work', content: 'space again' })) as Json;
+    const after = await server.call('send', { as: 'Alice', channel: 'work', content: 'space again' });
     expect(after.error).toBeUndefined();
-    expect(after.seq).toEqual(expect.any(Number));
+    expect(toolAnswer(SendOutput, after, 'send').seq).toEqual(expect.any(Number));
   });
 });
 

@@ -13,3 +13,9 @@ export function toolAnswer<S extends v.GenericSchema>(schema: S, answer: Record<
   const result = v.safeParse(schema, answer);
   throw new Error(`${tool} answered ${JSON.stringify(answer)}${result.success ? '' : `: ${v.summarize(result.issues)}`}`);
 }
+
+/** The error envelope every tool answers with when it fails (a tool may add fields to `error`). */
+export const ToolError = v.object({
+  error: v.object({ code: v.string(), message: v.string(), retryable: v.boolean() }),
+});
+export type ToolError = v.InferInput<typeof ToolError>;
