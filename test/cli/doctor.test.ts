@@ -6,13 +6,12 @@ import { currentStampMs, LEASE_EXPIRY_MS } from '../../src/db/owner-lease.js';
 import { REC, RECORD_SIZE, writeRecordHead, type LockOwner } from '../../src/db/portable-lock-files.js';
 import { clockIsBoots, currentProcess, formatProcessIdentity } from '../../src/db/process-identity.js';
 import { fixturePath } from '../support/child-process.js';
+import { doctorCheck, doctorReport } from '../support/doctor-report.js';
 import { startMcp } from '../support/mcp-process.js';
 import { withoutNodeSqlite } from '../support/node-versions.js';
 import { ownNamespacePrefix, pidNamespacesUnavailable } from '../support/pid-namespace.js';
 import { openTestDatabase, testDriver, testDriverName, tempDir } from '../support/test-driver.js';
 import { jsonOf, prepareCliDir, runCli, waitForPidExit } from './cli-process.js';
-
-type Json = Record<string, any>;
 
 /** A pid above Linux's pid_max (2^22): no process can have it. */
 const DEAD_PID = 4_194_305;
@@ -32,10 +31,6 @@ function foreignOwner(pid: number): LockOwner {
   return { pid, startTime: 777, connection: 1, realm: { boot: me.boot, pidNamespace: me.pidNamespace + 1 } };
 }
 
-function check(report: Json, name: string): Json {
-  return report.checks.find((c: Json) => c.name === name);
-}
-
 async function createdBus(dir: string): Promise<void> {
   const server = await startMcp(dir);
   await server.call('register', { name: 'Alice' });
@@ -53,11 +48,11 @@ describe('agentbus doctor', () => {
     await server.call('register', { name: 'Alice' });
     const run = await runCli(dir, ['doctor', '--json']);
     expect(run.code).toBe(0);
-    const report = jsonOf(run);
+    const report = doctorReport(jsonOf(run));
     expect(report.ok).toBe(true);
-    expect(report.checks.map((c: Json) => c.name)).toEqual(['config', 'data_directory', 'file_system', 'disk', 'database', 'lock_protocol', 'wal', 'integrity', 'stale_locks', 'shared_files']);
-    for (const name of ['config', 'data_directory', 'file_system', 'lock_protocol', 'wal', 'integrity', 'stale_locks', 'shared_files']) expect(check(report, name).status).toBe('ok');
-    expect(check(report, 'file_system').message).toMatch(/local file system/);
+    expect(report.checks.map((c) => c.name)).toEqual(['config', 'data_directory', 'file_system', 'disk', 'database', 'lock_protocol', 'wal', 'integrity', 'stale_locks', 'shared_files']);
+    for (const name of ['config', 'data_directory', 'file_system', 'lock_protocol', 'wal', 'integrity', 'stale_locks', 'shared_files']) expect(doctorCheck(report, name).status).toBe('ok');
+    expect(doctorCheck(report, 'file_system').message).toMatch(/local file system/);
     const text = await runCli(dir, ['doctor']);
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/no problems found/);
@@ -67,14 +62,13 @@ describe('agentbus doctor', () => {
     const dir = tempDir();
     prepareCliDir(dir);
     const run = await runCli(dir, ['doctor', '--json'], { env: { AGENTBUS_DRIVER: '' } });
-    const report = jsonOf(run);
-    const check = report.checks.find((c: Json) => c.name === 'new_database');
-    expect(check).toMatchObject({ status: 'ok', message: expect.stringMatching(/^a new database would get (native \(lock protocol posix\)|wasm \(lock protocol portable\)): auto: /) });
-    expect(report.checks.map((c: Json) => c.name)).toEqual(['config', 'data_directory', 'file_system', 'disk', 'database', 'new_database', 'stale_locks', 'shared_files']);
+    const report = doctorReport(jsonOf(run));
+    expect(doctorCheck(report, 'new_database')).toMatchObject({ status: 'ok', message: expect.stringMatching(/^a new database would get (native \(lock protocol posix\)|wasm \(lock protocol portable\)): auto: /) });
+    expect(report.checks.map((c) => c.name)).toEqual(['config', 'data_directory', 'file_system', 'disk', 'database', 'new_database', 'stale_locks', 'shared_files']);
     // A setting naming a driver this Node lacks: node:sqlite disabled stands in for Node 20.
     const forced = await runCli(dir, ['doctor', '--json'], { env: { AGENTBUS_DRIVER: 'native', ...withoutNodeSqlite() } });
     expect(forced.code).toBe(1);
-    expect(jsonOf(forced).checks.find((c: Json) => c.name === 'new_database')).toMatchObject({
+    expect(doctorCheck(jsonOf(forced), 'new_database')).toMatchObject({
       status: 'problem',
       message: expect.stringMatching(/AGENTBUS_DRIVER=native asks for the native driver, but the native driver needs Node >= 22\.13\.0.*unset AGENTBUS_DRIVER/),
     });
@@ -85,10 +79,10 @@ describe('agentbus doctor', () => {
     prepareCliDir(dir, { config: { receive_max_wait_seconds: 999 } });
     const run = await runCli(dir, ['doctor', '--json']);
     expect(run.code).toBe(1);
-    const report = jsonOf(run);
+    const report = doctorReport(jsonOf(run));
     expect(report.ok).toBe(false);
-    expect(check(report, 'config').status).toBe('problem');
-    expect(check(report, 'config').message).toMatch(/receive_max_wait_seconds/);
+    expect(doctorCheck(report, 'config').status).toBe('problem');
+    expect(doctorCheck(report, 'config').message).toMatch(/receive_max_wait_seconds/);
   });
 
   it('warns about a data directory other users can reach', async () => {
@@ -98,7 +92,7 @@ describe('agentbus doctor', () => {
     mkdirSync(data, { mode: 0o755 });
     const run = await runCli(dir, ['doctor', '--json'], { env: { AGENTBUS_DATA_DIR: data } });
     expect(run.code).toBe(0);
-    expect(check(jsonOf(run), 'data_directory').status).toBe('warn');
+    expect(doctorCheck(jsonOf(run), 'data_directory').status).toBe('warn');
   });
 
   it('reports stale locks of a dead process and clears only those with --fix', async () => {
@@ -112,14 +106,14 @@ describe('agentbus doctor', () => {
 
     const found = await runCli(dir, ['doctor', '--json']);
     expect(found.code).toBe(1);
-    const stale = check(jsonOf(found), 'stale_locks');
+    const stale = doctorCheck(jsonOf(found), 'stale_locks');
     expect(stale.status).toBe('problem');
     expect(stale.message).toContain(String(DEAD_PID));
     expect(existsSync(`${db}.setup-lock`)).toBe(true); // reported, not touched
 
     const fixed = await runCli(dir, ['doctor', '--json', '--fix']);
     expect(fixed.code).toBe(0);
-    expect(check(jsonOf(fixed), 'stale_locks').status).toBe('fixed');
+    expect(doctorCheck(jsonOf(fixed), 'stale_locks').status).toBe('fixed');
     expect(existsSync(`${db}.setup-lock`)).toBe(false);
     expect(existsSync(`${db}-locks`)).toBe(false);
     expect((await runCli(dir, ['doctor'])).code).toBe(0);
@@ -133,7 +127,7 @@ describe('agentbus doctor', () => {
     // The test runner itself: alive for the whole test (start time 0 means "pid only").
     writeFileSync(`${db}.setup-lock/owner`, formatProcessIdentity({ pid: process.pid, startTime: 0, realm: currentProcess().realm }));
     const run = await runCli(dir, ['doctor', '--json', '--fix']);
-    expect(check(jsonOf(run), 'stale_locks').status).toBe('ok');
+    expect(doctorCheck(jsonOf(run), 'stale_locks').status).toBe('ok');
     expect(existsSync(`${db}.setup-lock/owner`)).toBe(true);
   });
 
@@ -152,7 +146,7 @@ describe('agentbus doctor', () => {
     closeSync(fd);
     const run = await runCli(copy, ['doctor', '--json']);
     expect(run.code).toBe(1);
-    expect(check(jsonOf(run), 'integrity').status).toBe('problem');
+    expect(doctorCheck(jsonOf(run), 'integrity').status).toBe('problem');
   });
 
   it('reports a file that is not an agentbus database', async () => {
@@ -161,7 +155,7 @@ describe('agentbus doctor', () => {
     writeFileSync(join(dir, 'agentbus.db'), Buffer.alloc(8192, 7));
     const run = await runCli(dir, ['doctor', '--json']);
     expect(run.code).toBe(1);
-    expect(check(jsonOf(run), 'database').status).toBe('problem');
+    expect(doctorCheck(jsonOf(run), 'database').status).toBe('problem');
   });
 
   it('flags a live portable-protocol connection on a posix file, and accepts it on a portable one', async () => {
@@ -171,7 +165,7 @@ describe('agentbus doctor', () => {
     // The test runner: alive.
     writeFileSync(`${db}-locks`, lockRecord({ pid: process.pid, startTime: currentProcess().startTime, connection: 1, realm: currentProcess().realm }));
     const run = await runCli(dir, ['doctor', '--json', '--fix']);
-    const locks = check(jsonOf(run), 'stale_locks');
+    const locks = doctorCheck(jsonOf(run), 'stale_locks');
     if ((await testDriver()).capabilities.lockProtocol === 'posix') {
       expect(run.code).toBe(1);
       expect(locks.status).toBe('problem');
@@ -192,7 +186,7 @@ describe('agentbus doctor', () => {
     writeFileSync(`${db}-locks`, record);
     const portable = (await testDriver()).capabilities.lockProtocol === 'portable';
     const live = await runCli(dir, ['doctor', '--json', '--fix']);
-    const liveCheck = check(jsonOf(live), 'stale_locks');
+    const liveCheck = doctorCheck(jsonOf(live), 'stale_locks');
     // On a posix file any live portable-protocol process is a problem of its own.
     expect(liveCheck.status).toBe(portable ? 'ok' : 'problem');
     expect(liveCheck.message).toMatch(/pid 1 in another pid namespace or machine, lease last renewed [0-9.]+ s ago/);
@@ -202,12 +196,12 @@ describe('agentbus doctor', () => {
     writeFileSync(`${db}-locks`, lockRecord(foreignOwner(1), LEASE_EXPIRY_MS + 10_000));
     const found = await runCli(dir, ['doctor', '--json']);
     expect(found.code).toBe(1);
-    const stale = check(jsonOf(found), 'stale_locks');
+    const stale = doctorCheck(jsonOf(found), 'stale_locks');
     expect(stale.status).toBe('problem');
     expect(stale.message).toMatch(/lease last renewed [0-9.]+ s ago \(expired: crashed or stopped\)/);
     const fixed = await runCli(dir, ['doctor', '--json', '--fix']);
     expect(fixed.code).toBe(0);
-    expect(check(jsonOf(fixed), 'stale_locks').status).toBe('fixed');
+    expect(doctorCheck(jsonOf(fixed), 'stale_locks').status).toBe('fixed');
     expect(existsSync(`${db}-locks`)).toBe(false);
   });
 
@@ -222,7 +216,7 @@ describe('agentbus doctor', () => {
     writeFileSync(`${db}-locks`, legacy);
     const run = await runCli(dir, ['doctor', '--json', '--fix']);
     expect(run.code).toBe(1);
-    const locks = check(jsonOf(run), 'stale_locks');
+    const locks = doctorCheck(jsonOf(run), 'stale_locks');
     expect(locks.status).toBe('problem');
     expect(locks.message).toMatch(/older agentbus/);
     if ((await testDriver()).capabilities.lockProtocol === 'portable') {
@@ -255,7 +249,7 @@ describe('agentbus doctor', () => {
       }
       const sideFiles = ['-wal', '-shm', '-locks'].filter((s) => existsSync(`${db}${s}`));
       const run = await runCli(dir, ['doctor', '--json', '--fix']);
-      const locks = check(jsonOf(run), 'stale_locks');
+      const locks = doctorCheck(jsonOf(run), 'stale_locks');
       expect(locks.status).toBe('ok');
       if ((await testDriver()).capabilities.lockProtocol === 'portable') {
         expect(locks.message).toMatch(/in another pid namespace or machine, lease last renewed/);
@@ -263,7 +257,7 @@ describe('agentbus doctor', () => {
       for (const s of sideFiles) expect(existsSync(`${db}${s}`), `${db}${s} left in place`).toBe(true);
       expect(await exited, out).toBe(0);
       const after = await runCli(dir, ['doctor', '--json']);
-      expect(check(jsonOf(after), 'integrity').status).toBe('ok');
+      expect(doctorCheck(jsonOf(after), 'integrity').status).toBe('ok');
       const { db: bus } = await openTestDatabase(dir);
       expect(bus.get("SELECT count(*) AS n FROM t WHERE tag = 'holder'")).toEqual({ n: 1 });
       bus.close();
