@@ -10,7 +10,7 @@ import type { McpProcess } from '../support/mcp-process.js';
 import { ToolError, toolAnswer } from '../support/tool-answer.js';
 
 /** The error envelope, with reserve's extra `holders`. */
-const Refusal = v.object({ error: v.object({ ...ToolError.entries.error.entries, ...ReserveErrorDetails.entries }) });
+export const Refusal = v.object({ error: v.object({ ...ToolError.entries.error.entries, ...ReserveErrorDetails.entries }) });
 
 export type ReserveResult = v.InferInput<typeof ReserveOutput>;
 export type Refusal = v.InferInput<typeof Refusal>;

@@ -1,11 +1,12 @@
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
+import { jsonKeysAt } from '../support/json-at.js';
 import { startMcp, type McpProcess } from '../support/mcp-process.js';
 import { openTestDatabase, tempDir } from '../support/test-driver.js';
+import { toolAnswer } from '../support/tool-answer.js';
 import { stopCleanly } from './clean-exit.js';
 import { gitRepo } from './git-repo.js';
-import { granted, listed, refused, released, reserveAnswer } from './reservation-answers.js';
-
-type Json = Record<string, any>;
+import { granted, listed, Refusal, refused, released, reserveAnswer } from './reservation-answers.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -34,14 +35,13 @@ describe('reservations between agentbus mcp processes', () => {
     const reserveTool = tools.find((t) => t.name === 'reserve');
     expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['reserve', 'release', 'list_reservations']));
     expect(Object.keys(reserveTool?.inputSchema.properties ?? {})).toEqual(['as', 'paths', 'exclusive', 'ttl_seconds', 'reason', 'repository']);
-    const envelope = (reserveTool?.outputSchema as Json).anyOf[1];
-    expect(Object.keys(envelope.properties.error.properties)).toEqual(['holders', 'code', 'message', 'retryable']);
+    expect(jsonKeysAt(reserveTool?.outputSchema, 'anyOf', 1, 'properties', 'error', 'properties')).toEqual(['holders', 'code', 'message', 'retryable']);
 
     await a!.call('reserve', { as: 'Agent1', paths: ['src/cli/**'], reason: 'rewriting the CLI' });
     // callTool validates structuredContent against the outputSchema (it would throw on a mismatch).
-    const refused = await b!.client.callTool({ name: 'reserve', arguments: { as: 'Agent2', paths: ['src/cli/main.ts'] } });
+    const refused = CallToolResultSchema.parse(await b!.client.callTool({ name: 'reserve', arguments: { as: 'Agent2', paths: ['src/cli/main.ts'] } }));
     expect(refused.isError).toBe(true);
-    const error = (refused.structuredContent as Json).error;
+    const { error } = toolAnswer(Refusal, refused.structuredContent, 'reserve');
     expect(error).toMatchObject({ code: 'conflict', retryable: false });
     expect(error.message).toMatch(/Agent1's exclusive reservation "src\/cli\/\*\*" \(reason: rewriting the CLI/);
     expect(error.holders).toEqual([
@@ -55,7 +55,9 @@ describe('reservations between agentbus mcp processes', () => {
         overlaps: ['src/cli/main.ts'],
       },
     ]);
-    expect(JSON.parse((refused.content as Json[])[0]!.text)).toEqual(refused.structuredContent);
+    const [text] = refused.content;
+    if (text?.type !== 'text') throw new Error(`the refusal's first content block is not text: ${JSON.stringify(refused.content)}`);
+    expect(JSON.parse(text.text)).toEqual(refused.structuredContent);
   });
 
   it('two agents: overlapping refused, disjoint granted, released paths free at once for the other', async () => {

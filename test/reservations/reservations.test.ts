@@ -13,8 +13,6 @@ import { expectError } from '../support/expect-error.js';
 import { tempDir } from '../support/test-driver.js';
 import { gitClone, gitRepo, gitWorktree } from './git-repo.js';
 
-type Json = Record<string, any>;
-
 /** Two agents (separate connections and owner tokens) registered on one bus, working in `repo`. */
 async function twoAgents(repo: string, bus?: Bus): Promise<{ bus: Bus; a: BusContext; b: BusContext }> {
   bus ??= await createBus();
@@ -55,8 +53,7 @@ describe('reserve, renew, release, list (in process, real database and git)', ()
     expect(error.message).toMatch(/nothing was reserved/);
     expect(error.message).toMatch(/"src\/cli\/main\.ts", "src\/\*\/main\.ts" overlaps Alice's exclusive reservation "src\/cli\/\*\*" \(reason: rewriting the CLI; since .*, expires .*\)/);
     expect(error.message).toMatch(/Ask Alice/);
-    const json = error.toJSON() as Json;
-    expect(json.holders).toEqual([
+    expect(error.toJSON().holders).toEqual([
       expect.objectContaining({ pattern: 'src/cli/**', display_name: 'Alice', exclusive: true, reason: 'rewriting the CLI', overlaps: ['src/cli/main.ts', 'src/*/main.ts'] }),
     ]);
     // All or nothing: the disjoint docs/** of the refused call was not reserved.
@@ -138,14 +135,14 @@ describe('reserve, renew, release, list (in process, real database and git)', ()
     reserve(crashed, { as: 'Carl', paths: ['docs/**'], ttl_seconds: 86_400 });
     reserve(running, { as: 'Alice', paths: ['src/**'], ttl_seconds: 86_400 });
     // No time passes: Carl's process is gone, so his claim is too.
-    expect(listReservations(b, { as: 'Bob' }).reservations.map((r: Json) => r.display_name)).toEqual(['Alice']);
+    expect(listReservations(b, { as: 'Bob' }).reservations.map((r) => r.display_name)).toEqual(['Alice']);
     expect(reserve(b, { as: 'Bob', paths: ['docs/a.md'], ttl_seconds: 86_400 }).reservations).toHaveLength(1);
     // The clock is set forward 2 h (well within the ttl, itself on the wall clock): Alice's heartbeat is 2 h old by the wall clock, which proves nothing.
     bus.clock.jump(2 * 3_600_000);
     expect((await expectError(() => reserve(b, { as: 'Bob', paths: ['src/a.ts'] }), BusError)).code).toBe('conflict');
     const tick = await createMaintenance({ db: b.db, config: bus.config, clock: bus.clock, log: b.log, owner: 'owner-b', processIdentity: undefined }).runTick();
     expect(tick.steps.find((s) => s.name === 'reservations')?.rows).toBe(0);
-    expect(listReservations(running, { as: 'Alice', mine: true }).reservations.map((r: Json) => r.pattern)).toEqual(['src/**']);
+    expect(listReservations(running, { as: 'Alice', mine: true }).reservations.map((r) => r.pattern)).toEqual(['src/**']);
   });
 
   it('a reservation belongs to the process that holds the name: a name taken over by another process does not inherit it', async () => {
@@ -213,7 +210,7 @@ describe('reserve, renew, release, list (in process, real database and git)', ()
   it('validates every field before touching anything, naming the field and the fix', async () => {
     const repo = gitRepo();
     const { a } = await twoAgents(repo);
-    const cases: [Json, string, RegExp][] = [
+    const cases: [Record<string, unknown>, string, RegExp][] = [
       [{ as: 'Alice' }, 'paths', /paths: is required/],
       [{ as: 'Alice', paths: [] }, 'paths', /at least one path/],
       [{ as: 'Alice', paths: 'src/**' }, 'paths', /must be an array/],

@@ -2,6 +2,7 @@ import { toJsonSchema } from '@valibot/to-json-schema';
 import { describe, expect, it } from 'vitest';
 import * as reservations from '../../src/bus/reservations.js';
 import { outputJsonSchema } from '../../src/mcp/json-schema.js';
+import { jsonAt, jsonKeysAt } from '../support/json-at.js';
 
 describe('reservation tool schemas', () => {
   it('convert to draft-07 object schemas, inputs closed to extra fields', () => {
@@ -23,13 +24,13 @@ describe('reservation tool schemas', () => {
   });
 
   it('reserve\'s outputSchema admits the conflict error with its holders, and the plain error envelope', () => {
-    const schema = outputJsonSchema(reservations.ReserveOutput, reservations.ReserveErrorDetails) as any;
+    const schema = outputJsonSchema(reservations.ReserveOutput, reservations.ReserveErrorDetails);
     expect(schema.type).toBe('object');
-    const envelope = schema.anyOf[1];
-    expect(envelope.required).toEqual(['error']);
-    expect(envelope.properties.error.required).toEqual(['code', 'message', 'retryable']);
-    expect(envelope.properties.error.properties.holders.type).toBe('array');
-    expect(Object.keys(envelope.properties.error.properties.holders.items.properties)).toEqual([
+    const envelope = jsonAt(schema, 'anyOf', 1);
+    expect(jsonAt(envelope, 'required')).toEqual(['error']);
+    expect(jsonAt(envelope, 'properties', 'error', 'required')).toEqual(['code', 'message', 'retryable']);
+    expect(jsonAt(envelope, 'properties', 'error', 'properties', 'holders', 'type')).toBe('array');
+    expect(jsonKeysAt(envelope, 'properties', 'error', 'properties', 'holders', 'items', 'properties')).toEqual([
       'pattern',
       'display_name',
       'exclusive',

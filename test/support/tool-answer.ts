@@ -8,7 +8,7 @@ import * as v from 'valibot';
 
 // The answer itself is returned, not valibot's copy of it: a field the schema
 // does not name still shows in the test's comparisons.
-export function toolAnswer<S extends v.GenericSchema>(schema: S, answer: Record<string, unknown>, tool: string): v.InferInput<S> {
+export function toolAnswer<S extends v.GenericSchema>(schema: S, answer: unknown, tool: string): v.InferInput<S> {
   if (v.is(schema, answer)) return answer;
   const result = v.safeParse(schema, answer);
   throw new Error(`${tool} answered ${JSON.stringify(answer)}${result.success ? '' : `: ${v.summarize(result.issues)}`}`);
