@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { RegisterOutput } from '../../src/bus/identity.js';
+import { ReceiveOutput } from '../../src/bus/receive.js';
+import { SendOutput } from '../../src/bus/send.js';
 import { startMcp } from '../support/mcp-process.js';
 import { openTestDatabase, tempDir } from '../support/test-driver.js';
-
-type Json = Record<string, any>;
+import { ToolError, toolAnswer } from '../support/tool-answer.js';
 
 describe('the bus over MCP, real processes', () => {
   it('lists every tool with an Agentbus description, annotations and an object outputSchema', async () => {
@@ -31,36 +33,36 @@ describe('the bus over MCP, real processes', () => {
   it('delivers between processes with ack, redelivery and a long-poll woken by the other process', async () => {
     const dir = tempDir();
     const [a, b] = await Promise.all([startMcp(dir), startMcp(dir)]);
-    const alice = (await a.call('register', { name: 'Alice' })) as Json;
-    const bob = (await b.call('register', { name: 'Bob' })) as Json;
+    const alice = toolAnswer(RegisterOutput, await a.call('register', { name: 'Alice' }), 'register');
+    const bob = toolAnswer(RegisterOutput, await b.call('register', { name: 'Bob' }), 'register');
     expect(alice.display_name).toBe('Alice');
     await a.call('create_channel', { as: 'Alice', name: 'work', kind: 'ordinary' });
     await b.call('subscribe', { as: bob.display_name, channel: 'work' });
 
     const waiting = b.call('receive', { as: 'Bob', wait_seconds: 30 });
     await new Promise((r) => setTimeout(r, 300));
-    const sent = (await a.call('send', { as: 'Alice', channel: 'work', content: 'hello Bob' })) as Json;
-    const got = (await waiting) as Json;
+    const sent = toolAnswer(SendOutput, await a.call('send', { as: 'Alice', channel: 'work', content: 'hello Bob' }), 'send');
+    const got = toolAnswer(ReceiveOutput, await waiting, 'receive');
     expect(got.messages).toHaveLength(1);
     expect(got.messages[0]).toMatchObject({ seq: sent.seq, channel: 'work', sender: 'Alice', content: 'hello Bob' });
     expect(got.redelivered).toBe(false);
 
-    const again = (await b.call('receive', { as: 'Bob' })) as Json;
+    const again = toolAnswer(ReceiveOutput, await b.call('receive', { as: 'Bob' }), 'receive');
     expect(again.redelivered).toBe(true);
     expect(again.batch_token).toBe(got.batch_token);
-    expect(again.messages.map((m: Json) => m.seq)).toEqual([sent.seq]);
+    expect(again.messages.map((m) => m.seq)).toEqual([sent.seq]);
 
-    const acked = (await b.call('receive', { as: 'Bob', ack: got.batch_token })) as Json;
+    const acked = toolAnswer(ReceiveOutput, await b.call('receive', { as: 'Bob', ack: got.batch_token }), 'receive');
     expect(acked.messages).toEqual([]);
-    const stale = (await b.call('receive', { as: 'Bob', ack: got.batch_token })) as Json;
-    expect(stale.notices.map((n: Json) => n.kind)).toContain('ack_ignored');
+    const stale = toolAnswer(ReceiveOutput, await b.call('receive', { as: 'Bob', ack: got.batch_token }), 'receive');
+    expect(stale.notices.map((n) => n.kind)).toContain('ack_ignored');
   });
 
   it('gives two processes registering one name at once distinct names', async () => {
     const dir = tempDir();
     const [a, b] = await Promise.all([startMcp(dir), startMcp(dir)]);
-    const [ra, rb] = (await Promise.all([a.call('register', { name: 'Sam' }), b.call('register', { name: 'Sam' })])) as Json[];
-    expect([ra!.display_name, rb!.display_name].sort()).toEqual(['Sam', 'Sam2']);
+    const names = await Promise.all([a, b].map(async (p) => toolAnswer(RegisterOutput, await p.call('register', { name: 'Sam' }), 'register').display_name));
+    expect(names.sort()).toEqual(['Sam', 'Sam2']);
   });
 
   it('a running process keeps its name however old its heartbeat looks; a newcomer gets a suffix', async () => {
@@ -72,7 +74,7 @@ describe('the bus over MCP, real processes', () => {
     db.transaction(() => db.run("UPDATE sessions SET heartbeat = heartbeat - 7200000, heartbeat_mono = heartbeat_mono - 7200000 WHERE sender = 'Sam'"));
     db.close();
     const b = await startMcp(dir);
-    expect(((await b.call('register', { name: 'Sam' })) as Json).display_name).toBe('Sam2');
+    expect((await b.call('register', { name: 'Sam' })).display_name).toBe('Sam2');
     const still = await a.client.callTool({ name: 'list_channels', arguments: { as: 'Sam' } });
     expect(still.isError).toBeFalsy();
   });
@@ -81,11 +83,12 @@ describe('the bus over MCP, real processes', () => {
     const a = await startMcp(tempDir());
     const missing = await a.client.callTool({ name: 'send', arguments: { channel: 'general', content: 'x' } });
     expect(missing.isError).toBe(true);
-    expect((missing.structuredContent as Json).error.code).toBe('validation');
-    expect((missing.structuredContent as Json).error.message).toContain('as');
+    const missingError = toolAnswer(ToolError, missing.structuredContent, 'send').error;
+    expect(missingError.code).toBe('validation');
+    expect(missingError.message).toContain('as');
     const extra = await a.client.callTool({ name: 'register', arguments: { name: 'Zed', colour: 'blue' } });
-    expect((extra.structuredContent as Json).error.code).toBe('validation');
-    expect(((await a.call('register', { name: 'Zed' })) as Json).display_name).toBe('Zed');
+    expect(toolAnswer(ToolError, extra.structuredContent, 'register').error.code).toBe('validation');
+    expect((await a.call('register', { name: 'Zed' })).display_name).toBe('Zed');
   });
 
   it('sends progress while a receive waits, and a cancelled wait creates no batch', async () => {
@@ -95,12 +98,12 @@ describe('the bus over MCP, real processes', () => {
     await a.call('create_channel', { as: 'Ann', name: 'c', kind: 'ordinary' });
     await a.call('subscribe', { as: 'Ann', channel: 'c' });
     const progress: number[] = [];
-    const waited = (await a.client.callTool(
+    const waited = await a.client.callTool(
       { name: 'receive', arguments: { as: 'Ann', wait_seconds: 3 } },
       undefined,
       { onprogress: (p) => progress.push(p.progress) },
-    )) as Json;
-    expect(waited.structuredContent.messages).toEqual([]);
+    );
+    expect(toolAnswer(ReceiveOutput, waited.structuredContent, 'receive').messages).toEqual([]);
     expect(progress.length).toBeGreaterThanOrEqual(1);
 
     const controller = new AbortController();
@@ -111,9 +114,9 @@ describe('the bus over MCP, real processes', () => {
     const b = await startMcp(dir);
     await b.call('register', { name: 'Ben' });
     await b.call('send', { as: 'Ben', channel: 'c', content: 'after the cancel' });
-    const next = (await a.call('receive', { as: 'Ann' })) as Json;
+    const next = toolAnswer(ReceiveOutput, await a.call('receive', { as: 'Ann' }), 'receive');
     expect(next.redelivered).toBe(false);
-    expect(next.messages.map((m: Json) => m.content)).toEqual(['after the cancel']);
+    expect(next.messages.map((m) => m.content)).toEqual(['after the cancel']);
   });
 
   it('shuts down cleanly on SIGTERM: exits and releases its names', async () => {
