@@ -5,12 +5,14 @@
  * the monotonic clock runs on untouched.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Notification } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
+import { SendOutput } from '../../src/bus/send.js';
 import { fixturePath } from '../support/child-process.js';
+import { jsonAt } from '../support/json-at.js';
 import { killMcp, startMcp, type McpProcess } from '../support/mcp-process.js';
 import { openTestDatabase, tempDir } from '../support/test-driver.js';
-
-type Json = Record<string, any>;
+import { toolAnswer } from '../support/tool-answer.js';
 
 const HOUR = 3_600_000;
 
@@ -42,7 +44,7 @@ describe('wall-clock jumps, real processes', () => {
     await sleep(500);
     await jumpClock(a);
     // A wait measured on the wall clock would still be waiting two hours from now; the request timeout ends this test then.
-    const result = (await waiting) as Json;
+    const result = await waiting;
     expect(result.isError).toBeFalsy();
     expect(result.structuredContent).toEqual({ messages: [], batch_token: null, redelivered: false, notices: [] });
   });
@@ -65,9 +67,9 @@ describe('wall-clock jumps, real processes', () => {
   it('a process whose clock is 2 h ahead does not take the name of a live process', async () => {
     const dir = tempDir();
     const ann = await startMcp(dir);
-    expect(((await ann.call('register', { name: 'Ann' })) as Json).display_name).toBe('Ann');
+    expect((await ann.call('register', { name: 'Ann' })).display_name).toBe('Ann');
     const ahead = await startShifted(dir, 2 * HOUR);
-    expect(((await ahead.call('register', { name: 'Ann' })) as Json).display_name).toBe('Ann2');
+    expect((await ahead.call('register', { name: 'Ann' })).display_name).toBe('Ann2');
     expect(await ann.call('send', { as: 'Ann', channel: 'general', content: 'still Ann' })).toEqual({ seq: expect.any(Number) });
   });
 
@@ -76,7 +78,7 @@ describe('wall-clock jumps, real processes', () => {
     const a = await startShifted(dir, 0, 2 * HOUR);
     await a.call('register', { name: 'Ann' });
     const input = { as: 'Ann', channel: 'general', content: 'exactly once', idempotency_key: 'k-1' };
-    const first = (await a.call('send', input)) as Json;
+    const first = toolAnswer(SendOutput, await a.call('send', input), 'send');
     await jumpClock(a);
     expect(await a.call('send', input)).toEqual(first);
     const { db } = await openTestDatabase(dir);
@@ -88,9 +90,9 @@ describe('wall-clock jumps, real processes', () => {
     const dir = tempDir();
     const a = await startMcp(dir);
     const b = await startShifted(dir, 0, -2 * HOUR);
-    const events: Json[] = [];
+    const events: Notification[] = [];
     b.client.fallbackNotificationHandler = async (notification) => {
-      events.push(notification as Json);
+      events.push(notification);
     };
     await a.call('register', { name: 'Ann' });
     await b.call('register', { name: 'Kim' });
@@ -104,8 +106,8 @@ describe('wall-clock jumps, real processes', () => {
     await a.call('send', { as: 'Ann', channel: 'general', content: 'first' });
     await heard(1);
     await jumpClock(b);
-    const { seq } = (await a.call('send', { as: 'Ann', channel: 'general', content: 'second' })) as Json;
+    const { seq } = toolAnswer(SendOutput, await a.call('send', { as: 'Ann', channel: 'general', content: 'second' }), 'send');
     await heard(2);
-    expect(events[1]!.params.meta).toMatchObject({ as: 'Kim', channel: 'general', seq: String(seq), count: '2' });
+    expect(jsonAt(events[1], 'params', 'meta')).toMatchObject({ as: 'Kim', channel: 'general', seq: String(seq), count: '2' });
   });
 });
