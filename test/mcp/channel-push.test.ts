@@ -3,24 +3,39 @@
  * what leaves the server, when, and when not. (How Claude Code renders them
  * needs a claude.ai login that tests cannot have; this is the server side.)
  */
+import type { Notification } from '@modelcontextprotocol/sdk/types.js';
+import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
+import { ReceiveOutput } from '../../src/bus/receive.js';
+import { SendOutput } from '../../src/bus/send.js';
 import { resetDatabase } from '../../src/maintenance/reset.js';
 import { startMcp, type McpProcess } from '../support/mcp-process.js';
 import { openTestDatabase, tempDir } from '../support/test-driver.js';
-
-type Json = Record<string, any>;
+import { ToolError, toolAnswer } from '../support/tool-answer.js';
 
 interface Listener {
-  readonly events: Json[];
+  /** Every notification, channel event or not. */
+  readonly events: Notification[];
 }
 
 /** Collects every notification the client did not expect (the channel events). */
 function listen(p: McpProcess): Listener {
-  const events: Json[] = [];
+  const events: Notification[] = [];
   p.client.fallbackNotificationHandler = async (notification) => {
-    events.push(notification as Json);
+    events.push(notification);
   };
   return { events };
+}
+
+const ChannelEvent = v.object({
+  method: v.string(),
+  params: v.object({ content: v.string(), meta: v.record(v.string(), v.string()) }),
+});
+
+/** A notification read as a channel event; fails the test when it does not have that shape. */
+function channelEvent(notification: Notification | undefined): v.InferInput<typeof ChannelEvent> {
+  if (v.is(ChannelEvent, notification)) return notification;
+  throw new Error(`not a channel event: ${JSON.stringify(notification)}`);
 }
 
 /** A round trip through `p`: the server looks at its inbox before answering any tool call, so events due are out before this returns. */
@@ -62,7 +77,7 @@ describe('channel push', () => {
     await settle(off.b, 'Kim');
     expect(off.heard.events).toEqual([]);
     // The inbox file (what hooks read) is kept either way: push is only the channel event.
-    expect(((await off.b.call('receive', { as: 'Kim' })) as Json).messages).toHaveLength(1);
+    expect(toolAnswer(ReceiveOutput, await off.b.call('receive', { as: 'Kim' }), 'receive').messages).toHaveLength(1);
     await a.call('send', { as: 'Ann', channel: 'general', content: 'x' });
     await until(() => heard.events.length === 1, 'the event with push on');
   });
@@ -70,10 +85,10 @@ describe('channel push', () => {
   it("sends notifications/claude/channel in the documented shape: who wrote where, a bounded preview, the call; meta as strings", async () => {
     const { a, b, heard } = await pair();
     const long = `Please review the retry logic in src/net.ts ${'and more '.repeat(100)}`;
-    const { seq } = (await a.call('send', { as: 'Ann', channel: 'general', content: long })) as Json;
+    const { seq } = toolAnswer(SendOutput, await a.call('send', { as: 'Ann', channel: 'general', content: long }), 'send');
     await settle(b, 'Kim');
     expect(heard.events).toHaveLength(1);
-    const event = heard.events[0]!;
+    const event = channelEvent(heard.events[0]);
     expect(event.method).toBe('notifications/claude/channel');
     expect(Object.keys(event.params).sort()).toEqual(['content', 'meta']);
     expect(event.params.meta).toEqual({ as: 'Kim', channel: 'general', sender: 'Ann', seq: String(seq), count: '1' });
@@ -81,7 +96,7 @@ describe('channel push', () => {
       expect(key).toMatch(/^[A-Za-z_][A-Za-z0-9_]*$/);
       expect(typeof value).toBe('string');
     }
-    const content = event.params.content as string;
+    const content = event.params.content;
     expect(content).toContain('Ann');
     expect(content).toContain('"general"');
     expect(content).toContain('Please review the retry logic');
@@ -102,24 +117,24 @@ describe('channel push', () => {
     await settle(b, 'Kim');
     expect(heard.events).toEqual([]);
     // The backlog is still there to receive (register and subscribe report it).
-    const got = (await b.call('receive', { as: 'Kim' })) as Json;
-    expect(got.messages.map((m: Json) => m.content)).toEqual(['before Kim subscribed']);
+    const got = toolAnswer(ReceiveOutput, await b.call('receive', { as: 'Kim' }), 'receive');
+    expect(got.messages.map((m) => m.content)).toEqual(['before Kim subscribed']);
   });
 
   it('coalesces a burst: at most one event per subscription per interval, the last one counting everything unread', async () => {
     const { a, b, heard } = await pair();
     const started = Date.now();
     let last = 0;
-    for (let i = 0; i < 40; i++) last = ((await a.call('send', { as: 'Ann', channel: 'general', content: `burst ${i}` })) as Json).seq;
+    for (let i = 0; i < 40; i++) last = toolAnswer(SendOutput, await a.call('send', { as: 'Ann', channel: 'general', content: `burst ${i}` }), 'send').seq;
     const burstMs = Date.now() - started;
-    await until(() => heard.events.at(-1)?.params.meta.seq === String(last), 'an event naming the last message');
+    await until(() => heard.events.length > 0 && channelEvent(heard.events.at(-1)).params.meta.seq === String(last), 'an event naming the last message');
     // The leading event, then at most one per 2 s interval of the burst, then the trailing one.
     expect(heard.events.length).toBeLessThanOrEqual(2 + Math.ceil(burstMs / 2000));
-    expect(heard.events.at(-1)!.params.meta.count).toBe('40');
+    expect(channelEvent(heard.events.at(-1)).params.meta.count).toBe('40');
     await settle(b, 'Kim');
     await new Promise((r) => setTimeout(r, 2500));
     await settle(b, 'Kim');
-    expect(heard.events.at(-1)!.params.meta.seq).toBe(String(last));
+    expect(channelEvent(heard.events.at(-1)).params.meta.seq).toBe(String(last));
   });
 
   it('pushes nothing to a name inside a receive: the receive gets the message', async () => {
@@ -127,8 +142,8 @@ describe('channel push', () => {
     const waiting = b.call('receive', { as: 'Kim', wait_seconds: 20 });
     await new Promise((r) => setTimeout(r, 300));
     await a.call('send', { as: 'Ann', channel: 'general', content: 'straight into the receive' });
-    const got = (await waiting) as Json;
-    expect(got.messages.map((m: Json) => m.content)).toEqual(['straight into the receive']);
+    const got = toolAnswer(ReceiveOutput, await waiting, 'receive');
+    expect(got.messages.map((m) => m.content)).toEqual(['straight into the receive']);
     await settle(b, 'Kim');
     expect(heard.events).toEqual([]);
   });
@@ -145,7 +160,7 @@ describe('channel push', () => {
       const { db } = await openTestDatabase(dir);
       db.transaction(() => db.run("UPDATE sessions SET heartbeat = heartbeat - 60000, heartbeat_mono = heartbeat_mono - 60000 WHERE sender = 'Kim'"));
       db.close();
-      expect(((await c.call('register', { name: 'Kim' })) as Json).display_name).not.toBe('Kim');
+      expect((await c.call('register', { name: 'Kim' })).display_name).not.toBe('Kim');
     } finally {
       process.kill(b.transport.pid!, 'SIGCONT');
     }
@@ -154,13 +169,13 @@ describe('channel push', () => {
     const { db } = await openTestDatabase(dir);
     expect(resetDatabase(db).deleted.sessions).toBeGreaterThanOrEqual(3);
     db.close();
-    expect(((await c.call('register', { name: 'Kim' })) as Json).display_name).toBe('Kim');
+    expect((await c.call('register', { name: 'Kim' })).display_name).toBe('Kim');
     await c.call('subscribe', { as: 'Kim', channel: 'general' });
     await a.call('register', { name: 'Ann' });
     await a.call('send', { as: 'Ann', channel: 'general', content: 'second' });
-    expect(((await c.call('receive', { as: 'Kim' })) as Json).messages.map((m: Json) => m.content)).toEqual(['second']);
+    expect(toolAnswer(ReceiveOutput, await c.call('receive', { as: 'Kim' }), 'receive').messages.map((m) => m.content)).toEqual(['second']);
     // B learns it no longer holds the name on its next call; neither then nor after the push interval does it push.
-    expect(((await b.call('list_channels', { as: 'Kim' })) as Json).error.code).toBe('not_registered');
+    expect(toolAnswer(ToolError, await b.call('list_channels', { as: 'Kim' }), 'list_channels').error.code).toBe('not_registered');
     await new Promise((r) => setTimeout(r, 2500));
     await b.call('list_channels', { as: 'Kim' });
     expect(heard.events).toHaveLength(1);
