@@ -11,10 +11,11 @@ import { writeFileSync } from 'node:fs';
 import { SUPPORTED_PROTOCOL_VERSIONS as SDK_VERSIONS, LATEST_PROTOCOL_VERSION as SDK_LATEST } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../../src/mcp/protocol-version.js';
+import { isJsonObject, jsonAt } from '../support/json-at.js';
 import { AGENTBUS_BIN, serverEnv } from '../support/mcp-process.js';
 import { tempDir } from '../support/test-driver.js';
 
-type Message = { jsonrpc: string; id?: string | number; method?: string; result?: any; error?: { code: number; message: string }; params?: any };
+type Message = { jsonrpc: string; id?: string | number; method?: string; result?: unknown; error?: { code: number; message: string }; params?: unknown };
 
 interface RawServer {
   send(message: object | string): void;
@@ -94,8 +95,8 @@ describe('the JSON-RPC layer of agentbus mcp', () => {
     const known = await server.next((m) => m.id === 1);
     const unknown = await server.next((m) => m.id === 2);
     expect(known.result).toMatchObject({ protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'agentbus' } });
-    expect(typeof known.result.instructions).toBe('string');
-    expect(unknown.result.protocolVersion).toBe(LATEST_PROTOCOL_VERSION);
+    expect(typeof jsonAt(known.result, 'instructions')).toBe('string');
+    expect(jsonAt(unknown.result, 'protocolVersion')).toBe(LATEST_PROTOCOL_VERSION);
   });
 
   it('answers ping, and string ids as well as numbers', async () => {
@@ -131,10 +132,10 @@ describe('the JSON-RPC layer of agentbus mcp', () => {
     server.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'register', arguments: { name: 'Ann' } } });
     server.send({ jsonrpc: '2.0', id: 20, method: 'tools/call', params: { name: 'create_channel', arguments: { as: 'Ann', name: 'c', kind: 'ordinary' } } });
     server.send({ jsonrpc: '2.0', id: 21, method: 'tools/call', params: { name: 'subscribe', arguments: { as: 'Ann', channel: 'c' } } });
-    expect((await server.next((m) => m.id === 21)).result.isError).toBeUndefined();
+    expect(jsonAt(await server.next((m) => m.id === 21), 'result')).not.toHaveProperty('isError');
     server.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'receive', arguments: { as: 'Ann', wait_seconds: 30 }, _meta: { progressToken: 'w' } } });
     // Progress shows the wait has started; then cancel it.
-    await server.next((m) => m.method === 'notifications/progress' && m.params?.progressToken === 'w');
+    await server.next((m) => m.method === 'notifications/progress' && isJsonObject(m.params) && m.params.progressToken === 'w');
     server.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 3, reason: 'test' } });
     server.send({ jsonrpc: '2.0', id: 4, method: 'ping' });
     await server.next((m) => m.id === 4);
@@ -151,8 +152,8 @@ describe('the JSON-RPC layer of agentbus mcp', () => {
     server.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'register', arguments: { name: 'Ann' } } });
     const [code] = (await once(server.child, 'exit')) as [number | null];
     expect(code).toBe(1);
-    expect(server.received.find((m) => m.id === 1)?.result?.serverInfo).toMatchObject({ name: 'agentbus' });
-    expect(server.received.find((m) => m.id === 2)?.result?.tools?.length).toBeGreaterThan(0);
+    expect(jsonAt(server.received.find((m) => m.id === 1), 'result', 'serverInfo')).toMatchObject({ name: 'agentbus' });
+    expect(jsonAt(server.received.find((m) => m.id === 2), 'result', 'tools')).toEqual(expect.arrayContaining([expect.anything()]));
     // The call that waited for the database gets no answer: the connection closed with the failure.
     expect(server.received.filter((m) => m.id === 3)).toEqual([]);
     expect(server.stderr().trim().split('\n')).toHaveLength(1);
@@ -173,8 +174,8 @@ describe('the JSON-RPC layer of agentbus mcp', () => {
     const [code] = (await once(server.child, 'exit')) as [number | null];
     expect(code, server.stderr()).toBe(0);
     expect(server.received.map((m) => m.id).sort()).toEqual([1, 2, 3, 4, 5]);
-    for (const m of server.received.filter((m) => m.id !== 1)) expect(m.result?.isError, JSON.stringify(m)).toBeUndefined();
-    expect(server.received.find((m) => m.id === 5)?.result?.structuredContent?.messages).toEqual([]);
+    for (const m of server.received.filter((m) => m.id !== 1)) expect(isJsonObject(m.result) ? m.result.isError : undefined, JSON.stringify(m)).toBeUndefined();
+    expect(jsonAt(server.received.find((m) => m.id === 5), 'result', 'structuredContent', 'messages')).toEqual([]);
     // The wait ended with the input, not with its own deadline.
     expect(Date.now() - started).toBeLessThan(waitSeconds * 1000);
   }, 90_000);

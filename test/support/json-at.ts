@@ -13,7 +13,7 @@ export function jsonAt(value: unknown, ...path: readonly (string | number)[]): u
       if (!Array.isArray(here) || step >= here.length) throw missing();
       here = here[step] as unknown;
     } else {
-      if (!isObject(here) || !Object.hasOwn(here, step)) throw missing();
+      if (!isJsonObject(here) || !Object.hasOwn(here, step)) throw missing();
       here = here[step];
     }
   }
@@ -23,10 +23,11 @@ export function jsonAt(value: unknown, ...path: readonly (string | number)[]): u
 /** The keys of the object at `path`, in order; fails the test when there is no object there. */
 export function jsonKeysAt(value: unknown, ...path: readonly (string | number)[]): string[] {
   const here = jsonAt(value, ...path);
-  if (!isObject(here)) throw new Error(`not an object at ${JSON.stringify(path)}: ${JSON.stringify(here)}`);
+  if (!isJsonObject(here)) throw new Error(`not an object at ${JSON.stringify(path)}: ${JSON.stringify(here)}`);
   return Object.keys(here);
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
+/** True for a JSON object (not an array, not null). */
+export function isJsonObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
