@@ -1,12 +1,11 @@
 import { copyFileSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { doctorCheck } from '../support/doctor-report.js';
 import { startMcp } from '../support/mcp-process.js';
 import { tempDir } from '../support/test-driver.js';
 import { main } from '../../src/cli/main.js';
 import { jsonOf, memoryIo, prepareCliDir, runCli } from './cli-process.js';
-
-type Json = Record<string, any>;
 
 describe('agentbus backup', () => {
   it('copies a running bus to a new path; the copy restores with its data and passes doctor', async () => {
@@ -23,7 +22,7 @@ describe('agentbus backup', () => {
     expect(run.stderr).toBe(''); // piped: no progress
     expect(statSync(target).mode & 0o777).toBe(0o600);
     // The server keeps working while and after the copy is made.
-    expect(((await server.call('send', { as: 'Alice', channel: 'work', content: 'after' })) as Json).seq).toEqual(expect.any(Number));
+    expect((await server.call('send', { as: 'Alice', channel: 'work', content: 'after' })).seq).toEqual(expect.any(Number));
 
     const restored = tempDir();
     prepareCliDir(restored);
@@ -32,7 +31,7 @@ describe('agentbus backup', () => {
     expect(status.channels).toContainEqual(expect.objectContaining({ name: 'work', messages: 1 }));
     const doctor = await runCli(restored, ['doctor', '--json']);
     expect(doctor.code).toBe(0);
-    expect(jsonOf(doctor).checks.find((c: Json) => c.name === 'integrity').status).toBe('ok');
+    expect(doctorCheck(jsonOf(doctor), 'integrity').status).toBe('ok');
     expect(readdirSync(join(target, '..'))).toEqual(['copy.db']); // no partial file left behind
   });
 

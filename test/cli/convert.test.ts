@@ -9,8 +9,6 @@ import { otherProtocol, tempDir, testDriver, testDriverName } from '../support/t
 import { main } from '../../src/cli/main.js';
 import { jsonOf, memoryIo, runCli, waitForPidExit } from './cli-process.js';
 
-type Json = Record<string, any>;
-
 const OTHER_DRIVER: Record<DriverName, DriverName> = { native: 'wasm', wasm: 'native' };
 
 async function busWithMessage(dir: string) {
@@ -45,7 +43,7 @@ describe('agentbus convert', () => {
       expect(run.stderr).toContain(OTHER_DRIVER[testDriverName()]);
     }
     expect(readFileState(join(dir, 'agentbus.db'))).toEqual({ kind: 'agentbus', protocol: mine });
-    expect(((await server.call('send', { as: 'Alice', channel: 'work', content: 'still fine' })) as Json).seq).toEqual(expect.any(Number));
+    expect((await server.call('send', { as: 'Alice', channel: 'work', content: 'still fine' })).seq).toEqual(expect.any(Number));
   });
 
   it('says so and changes nothing when the file already uses the target protocol', async () => {

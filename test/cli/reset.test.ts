@@ -2,9 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { startMcp } from '../support/mcp-process.js';
 import { tempDir } from '../support/test-driver.js';
+import { ToolError, toolAnswer } from '../support/tool-answer.js';
 import { jsonOf, memoryIo, prepareCliDir, runCli } from './cli-process.js';
-
-type Json = Record<string, any>;
 
 async function busWithTraffic(dir: string) {
   const server = await startMcp(dir);
@@ -23,8 +22,8 @@ describe('agentbus reset', () => {
     expect(run.stderr).toMatch(/--yes/);
     const status = jsonOf(await runCli(dir, ['status', '--json']));
     expect(status.sessions).toHaveLength(1);
-    expect(status.channels.find((c: Json) => c.name === 'work')?.messages).toBe(1);
-    expect(((await server.call('send', { as: 'Alice', channel: 'work', content: 'still here' })) as Json).seq).toEqual(expect.any(Number));
+    expect(status.channels.find((c: { name: string }) => c.name === 'work')?.messages).toBe(1);
+    expect((await server.call('send', { as: 'Alice', channel: 'work', content: 'still here' })).seq).toEqual(expect.any(Number));
   });
 
   it('with --yes warns about live sessions, wipes everything, keeps the file, and the live process recovers by registering', async () => {
@@ -39,11 +38,11 @@ describe('agentbus reset', () => {
     expect(status.database.exists).toBe(true);
     expect(status.sessions).toEqual([]);
     // Reset leaves only the default channels.
-    expect(status.channels.map((c: Json) => c.name)).toEqual(['general', 'memory']);
+    expect(status.channels.map((c: { name: string }) => c.name)).toEqual(['general', 'memory']);
 
-    const lost = (await server.call('send', { as: 'Alice', channel: 'work', content: 'after reset' })) as Json;
+    const lost = toolAnswer(ToolError, await server.call('send', { as: 'Alice', channel: 'work', content: 'after reset' }), 'send');
     expect(lost.error.code).toBe('not_registered');
-    expect(((await server.call('register', { name: 'Alice' })) as Json).display_name).toBe('Alice');
+    expect((await server.call('register', { name: 'Alice' })).display_name).toBe('Alice');
   });
 
   it('asks on a terminal: "n" refuses with exit 3, "y" wipes', async () => {

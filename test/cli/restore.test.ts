@@ -5,8 +5,6 @@ import { startMcp } from '../support/mcp-process.js';
 import { openTestDatabase, tempDir } from '../support/test-driver.js';
 import { jsonOf, prepareCliDir, runCli, waitForPidExit } from './cli-process.js';
 
-type Json = Record<string, any>;
-
 /** A bus with `work` holding `before`, a backup of it, then `after` sent; the server is SIGKILLed so its -wal stays. */
 async function busWithBackupThenMore(dir: string): Promise<string> {
   const server = await startMcp(dir);
@@ -77,7 +75,7 @@ describe('agentbus restore', () => {
     expect(files()).toEqual(before);
     expect(readdirSync(join(dir, 'agentbus.db.openers')).filter((f) => f.startsWith(`${server.transport.pid}-`))).toHaveLength(1);
     expect(readFileSync(join(dir, 'agentbus.db'))).toEqual(bytes);
-    expect(((await server.call('send', { as: 'Bob', channel: 'work', content: 'still here' })) as Json).seq).toEqual(expect.any(Number));
+    expect((await server.call('send', { as: 'Bob', channel: 'work', content: 'still here' })).seq).toEqual(expect.any(Number));
   });
 
   it('refuses a damaged backup and one from a newer agentbus before touching anything (exit 1)', async () => {
