@@ -102,11 +102,11 @@ const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   },
   doctor: {
     usage: 'doctor',
-    describe: `Check the config, data directory permissions, the database's lock protocol and integrity, and stale locks left by dead processes; offers to clear only those (--fix clears without asking). Exits 1 when a problem remains. ${EXIT_TEXT}`,
+    describe: `Check the config, data directory permissions, file system and free disk, the database's lock protocol, integrity and -wal, and stale locks: those of dead processes, and those of processes in another container or sandbox whose lease expired; offers to clear (or revoke) only those (--fix does so without asking). Exits 1 when a problem remains. ${EXIT_TEXT}`,
     options: [
       CONFIG_OPTION,
       { flag: '--json', description: 'Print one JSON object {ok, checks: [{name, status, message}]} instead of text', boolean: true },
-      { flag: '--fix', description: 'Clear stale locks of dead processes without asking', boolean: true },
+      { flag: '--fix', description: 'Clear stale locks of dead processes, and revoke expired leases, without asking', boolean: true },
     ],
     examples: ['doctor', 'doctor --json', 'doctor --fix'],
     load: async () => (await import('./entries/doctor.js')).run,
