@@ -1,8 +1,11 @@
 #!/usr/bin/env node
 // The agentbus executable: runs the bundle that scripts/build.js makes from src/
 // (dist/bundle/; `npm ci` and `npm pack` build it).
-import { existsSync, realpathSync } from 'node:fs';
 import module from 'node:module';
+
+// node:fs through require(): an ESM import of it would load fs/promises and the streams stack
+// (its lazy exports), a tenth of a hook command's run (see scripts/build.js).
+const { existsSync, realpathSync } = module.createRequire(import.meta.url)('node:fs');
 
 const root = new URL('..', import.meta.url);
 

@@ -3,12 +3,17 @@
 // fresh processes and a ratio to a bare `node -e 0` of the same Node in the same run:
 //   spawn -> `initialize` answer of `agentbus mcp` (native on Node 22, wasm on Node 22 and on
 //   the machine's Node when that is older), idle RSS after initialize + tools/list;
-//   spawn -> exit of the hook commands (`identity`) and of `--help`.
+//   spawn -> exit of the hook commands (`identity`; `inbox --hook` as a PostToolUse hook of this
+//   process, which plays the harness of a running `agentbus mcp`: answering, and with nothing new
+//   to say) and of `--help`.
 // Rounds are interleaved (every case once per round) so load drifts hit all cases alike.
-//   npm run bench:startup -- [--runs 9] [--bin path/to/agentbus.js] [--compare other/agentbus.js] [--package] [--realtime]
+//   npm run bench:startup -- [--runs 9] [--bin path/to/agentbus.js] [--compare other/agentbus.js] [--package] [--realtime] [--cpu]
 // --compare adds the same cases for another agentbus (e.g. a checkout of main), interleaved.
 // --realtime runs every measured process (bare node included) under `chrt -f 10` (root only):
 // on a machine busy with other work this approximates an idle one; say so next to the figures.
+// --cpu times the short processes (bare node, hook commands, --help) by the CPU time they used
+// (`perf stat -e task-clock`: every thread of the process, whatever else runs on the machine)
+// instead of spawn -> exit; the `initialize` cases stay wall time.
 // --package also packs the tarball (scripts/pack-install.js), installs it into a temp project with each
 // Node's npm, and times a cold and a warm `npx --yes --package <tgz> agentbus mcp` to the
 // initialize answer (cold: an empty npm cache).
@@ -31,6 +36,7 @@ const BIN = resolve(option('bin', join(root, 'bin', 'agentbus.js')));
 const COMPARE = option('compare', undefined) === undefined ? undefined : resolve(option('compare'));
 const PACKAGE = args.includes('--package');
 const REALTIME = args.includes('--realtime');
+const CPU = args.includes('--cpu');
 
 /** spawn(), under real-time scheduling with --realtime (chrt execs the command: no process in between). */
 function run(bin, argv, options) {
@@ -75,19 +81,33 @@ const median = (xs) => {
 };
 
 /** Runs a process to exit; resolves to milliseconds from spawn to exit. */
-function timeToExit(bin, argv, options = {}) {
+let perfFiles = 0;
+function timeToExit(bin, argv, { input, expect, ...options } = {}) {
   return new Promise((resolve, reject) => {
     const start = performance.now();
-    const child = run(bin, argv, { stdio: ['ignore', 'pipe', 'pipe'], ...options });
+    // perf execs the command as its child, so the process's parent (the "harness") does not change.
+    const perfOut = CPU ? join(work, `perf-${perfFiles++}.txt`) : undefined;
+    const [command, commandArgs] = CPU ? ['perf', ['stat', '-x', ',', '-e', 'task-clock', '-o', perfOut, '--', bin, ...argv]] : [bin, argv];
+    const child = run(command, commandArgs, { stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'], ...options });
+    let stdout = '';
     let stderr = '';
-    child.stdout.resume();
+    child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
     child.on('error', reject);
     child.on('close', (code) => {
       const ms = performance.now() - start;
       if (code !== 0) reject(new Error(`${bin} ${argv.join(' ')} exited ${code}: ${stderr}`));
-      else resolve(ms);
+      // A hook that answers nothing when it should (or the reverse) would time the wrong path.
+      else if (expect !== undefined && expect !== stdout.includes('additionalContext')) reject(new Error(`${argv.join(' ')}: expected ${expect ? 'an answer' : 'silence'}, got ${JSON.stringify(stdout)} ${stderr}`));
+      else if (perfOut === undefined) resolve(ms);
+      else {
+        const line = readFileSync(perfOut, 'utf8').split('\n').find((l) => l.includes('task-clock'));
+        const cpuMs = Number(line?.split(',')[0]);
+        if (!Number.isFinite(cpuMs)) reject(new Error(`perf stat gave no task-clock: ${readFileSync(perfOut, 'utf8')}`));
+        else resolve(cpuMs);
+      }
     });
+    child.stdin?.end(input);
   });
 }
 
@@ -160,6 +180,70 @@ function serverEnv(driver, name) {
   return { ...cleanEnv, AGENTBUS_DATA_DIR: dir, AGENTBUS_CONFIG: join(dir, 'config.json'), AGENTBUS_DRIVER: driver };
 }
 
+/**
+ * A running `agentbus mcp` of this process (which so plays its harness) holding Ann and Kim, with
+ * a message from Ann unread for Kim: what `agentbus inbox --hook` finds after a tool call.
+ * Resolves to { env, stop } once the server's inbox file names the unread message.
+ */
+function harnessServer(bin, path, env) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, [path, 'mcp'], { stdio: ['pipe', 'pipe', 'pipe'], env });
+    let out = '';
+    let stderr = '';
+    const pending = new Map();
+    let next = 10;
+    const call = (name, a) =>
+      new Promise((res, rej) => {
+        const id = next++;
+        pending.set(id, { res, rej });
+        child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: a } })}\n`);
+      });
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => reject(new Error(`the harness's server exited ${code}: ${stderr}`)));
+    child.stdout.setEncoding('utf8').on('data', (d) => {
+      out += d;
+      let nl;
+      while ((nl = out.indexOf('\n')) >= 0) {
+        const message = JSON.parse(out.slice(0, nl));
+        out = out.slice(nl + 1);
+        const p = pending.get(message.id);
+        if (p === undefined) continue;
+        pending.delete(message.id);
+        if (message.error || message.result?.isError) p.rej(new Error(JSON.stringify(message)));
+        else p.res(message.result);
+      }
+    });
+    child.stdin.write(INITIALIZE + INITIALIZED);
+    (async () => {
+      await call('register', { name: 'Ann' });
+      await call('register', { name: 'Kim' });
+      await call('subscribe', { as: 'Kim', channel: 'general' });
+      await call('send', { as: 'Ann', channel: 'general', content: 'an unread message, so the hook has something to say' });
+      // The server writes its inbox file after the commit; wait until a hook sees the message.
+      const probe = { env, input: JSON.stringify({ hook_event_name: 'PostToolUse', tool_name: 'Bash' }) };
+      for (let i = 0; ; i++) {
+        try {
+          await timeToExit(bin, [path, 'inbox', '--hook'], { ...probe, expect: true });
+          break;
+        } catch (error) {
+          if (i === 50) throw error;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+      child.removeAllListeners('close');
+      resolve({
+        env,
+        stop: () => new Promise((r) => {
+          child.on('close', r);
+          child.stdin.end();
+        }),
+      });
+    })().catch(reject);
+  });
+}
+const harnesses = [];
+
 // A project directory with an identity file, as the SessionStart hook finds it.
 const project = join(work, 'project');
 mkdirSync(join(project, '.local'), { recursive: true });
@@ -170,6 +254,9 @@ const cases = [];
 const bins = COMPARE === undefined ? [{ path: BIN, label: '' }] : [{ path: BIN, label: '' }, { path: COMPARE, label: ' (compare)' }];
 for (const { bin, version } of nodes) {
   const canNative = major(version) > 22 || (major(version) === 22 && Number(version.split('.')[1]) >= 13);
+  // The inbox hook reads the server's files, never the database; its server runs this Node's own driver.
+  const harness = { env: serverEnv(canNative ? 'native' : 'wasm', `inbox-${version}`) };
+  harnesses.push({ bin, harness });
   cases.push({ name: `bare node ${version}`, key: `bare-${version}`, run: () => timeToExit(bin, ['-e', '0'], { env: cleanEnv }) });
   for (const { path, label } of bins) {
     for (const driver of canNative ? ['native', 'wasm'] : ['wasm']) {
@@ -189,6 +276,22 @@ for (const { bin, version } of nodes) {
       bare: `bare-${version}`,
       run: () => timeToExit(bin, [path, 'identity'], { env: cleanEnv, cwd: project }),
     });
+    // No session id: every run answers. With one, after the first (uncounted) run, nothing is new.
+    const answering = JSON.stringify({ hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_input: { command: 'ls' }, tool_response: { stdout: 'x'.repeat(2000) } });
+    const quiet = JSON.stringify({ hook_event_name: 'PostToolUse', session_id: `bench${label}`, tool_name: 'Bash', tool_input: { command: 'ls' }, tool_response: { stdout: 'x'.repeat(2000) } });
+    cases.push({
+      name: `inbox --hook (PostToolUse), answering, Node ${version}${label}`,
+      key: `inbox-${version}${label}`,
+      bare: `bare-${version}`,
+      run: () => timeToExit(bin, [path, 'inbox', '--hook'], { env: harness.env, input: answering, expect: true }),
+    });
+    cases.push({
+      name: `inbox --hook (PostToolUse), nothing new, Node ${version}${label}`,
+      key: `inbox-quiet-${version}${label}`,
+      bare: `bare-${version}`,
+      setup: () => timeToExit(bin, [path, 'inbox', '--hook'], { env: harness.env, input: quiet, expect: true }),
+      run: () => timeToExit(bin, [path, 'inbox', '--hook'], { env: harness.env, input: quiet, expect: false }),
+    });
     cases.push({
       name: `--help, Node ${version}${label}`,
       key: `help-${version}${label}`,
@@ -199,7 +302,10 @@ for (const { bin, version } of nodes) {
 }
 
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
-console.log(`bench-startup: ${RUNS} rounds, bin ${BIN}${COMPARE ? `, compare ${COMPARE}` : ''}, ${cpus().length} cores${REALTIME ? ', real-time priority (chrt -f 10)' : ''}, load before: ${load()}`);
+console.log(
+  `bench-startup: ${RUNS} rounds, bin ${BIN}${COMPARE ? `, compare ${COMPARE}` : ''}, ${cpus().length} cores${REALTIME ? ', real-time priority (chrt -f 10)' : ''}${CPU ? ', short processes timed by CPU time (perf task-clock), not spawn -> exit' : ''}, load before: ${load()}`,
+);
+for (const h of harnesses) h.harness.stop = (await harnessServer(h.bin, BIN, h.harness.env)).stop;
 for (const c of cases) await c.setup?.();
 const samples = new Map(cases.map((c) => [c.key, { ms: [], rss: [] }]));
 for (let round = 0; round < RUNS; round++) {
@@ -214,6 +320,7 @@ for (let round = 0; round < RUNS; round++) {
   }
 }
 const loadAfter = load();
+for (const h of harnesses) await h.harness.stop();
 
 const rows = cases.map((c) => {
   const s = samples.get(c.key);

@@ -6,7 +6,9 @@
 //    and the package ships: agentbus.js (argument parsing, help, usage errors),
 //    one self-contained file per command (src/cli/entries/), which agentbus.js
 //    imports only when that command runs, and sqlite-wasm.js (the SQLite wasm
-//    runtime, with sqlite3.wasm beside it), which only the wasm driver imports.
+//    runtime, with sqlite3.wasm beside it), which only the wasm driver imports,
+//    and file-logger.js (the logger with tslog and rotating-file-stream), which a
+//    hook command imports only when it has something to log.
 //    A process loads three or four files, not dozens: each module file costs a
 //    resolution (realpath of every path component) and a compile. Dependencies
 //    are inlined; no source maps (they would point at sources not shipped);
@@ -71,12 +73,61 @@ const lazyBuiltins = {
   },
 };
 
+/**
+ * Modules a command may load with `await import()` only when it needs them, built as files of
+ * their own: esbuild without code splitting inlines a dynamic import, and then every run parses
+ * what it rarely calls. The hook commands run after every tool call; the file logger (tslog and
+ * rotating-file-stream) is about three quarters of the inbox bundle, and the inbox logs only
+ * when something went wrong. A dynamic import of one of these becomes an import of the sibling
+ * file; a static import of the same module (the MCP server logs from the start) stays inlined.
+ */
+const ON_DEMAND = { 'src/log.ts': 'file-logger' };
+const onDemand = {
+  name: 'agentbus-on-demand',
+  setup(build) {
+    build.onResolve({ filter: /\.js$/ }, (args) => {
+      if (args.kind !== 'dynamic-import' || !args.path.startsWith('.')) return undefined;
+      const target = relative(root, join(args.resolveDir, args.path)).replace(/\.js$/, '.ts');
+      const name = ON_DEMAND[target];
+      return name === undefined ? undefined : { path: `./${name}.js`, external: true };
+    });
+  },
+};
+
+/**
+ * node:fs through require(), not an ESM import: Node builds an ESM import of a built-in by reading
+ * every export, and node:fs's lazy ones (promises, ReadStream, WriteStream, ...) then load
+ * fs/promises and the whole streams stack, about 10 ms of a hook command's 60 (CPU profile, Node
+ * 22). The shim exports the plain-valued members of the building Node's node:fs; one of the lazy
+ * members imported by name fails the build ("No matching export"): read it from the default
+ * export instead, where it stays lazy.
+ */
+const fsMembers = Object.entries(Object.getOwnPropertyDescriptors(require('node:fs')))
+  .filter(([name, d]) => 'value' in d && /^[A-Za-z_$][\w$]*$/.test(name) && name !== 'default')
+  .map(([name]) => name);
+const requiredFs = {
+  name: 'agentbus-required-fs',
+  setup(build) {
+    build.onResolve({ filter: /^(node:)?fs$/ }, () => ({ path: 'fs', namespace: 'required-builtin' }));
+    build.onLoad({ filter: /.*/, namespace: 'required-builtin' }, () => ({
+      loader: 'js',
+      contents: [
+        "import { createRequire } from 'node:module';",
+        "const fs = createRequire(import.meta.url)('node:fs');",
+        'export default fs;',
+        `export const { ${fsMembers.join(', ')} } = fs;`,
+      ].join('\n'),
+    }));
+  },
+};
+
 const result = await esbuild.build({
   absWorkingDir: root,
   entryPoints: {
     agentbus: 'src/cli/main.ts',
     ...Object.fromEntries(commands.map((c) => [c, `src/cli/entries/${c}.ts`])),
     'sqlite-wasm': join(sqliteDir, 'dist', 'node.mjs'),
+    ...Object.fromEntries(Object.entries(ON_DEMAND).map(([source, name]) => [name, source])),
   },
   outdir: out,
   bundle: true,
@@ -94,10 +145,11 @@ const result = await esbuild.build({
   sourcemap: false,
   metafile: true,
   logLevel: 'warning',
-  plugins: [siblings, lazyBuiltins],
+  plugins: [siblings, onDemand, lazyBuiltins, requiredFs],
 });
 for (const command of commands) {
   if (!existsSync(join(out, `${command}.js`))) throw new Error(`build: no bundle for the command entry ${command}`);
+  if (Object.values(ON_DEMAND).includes(command)) throw new Error(`build: the command ${command} and an on-demand module share a file name`);
 }
 // The runtime fetches its binary relative to its own module (import.meta.url).
 copyFileSync(join(sqliteDir, 'dist', 'sqlite3.wasm'), join(out, 'sqlite3.wasm'));

@@ -195,7 +195,9 @@ async function run(io: CliIo, flags: Record<string, unknown>, log: { current: La
   const sessionId = input?.sessionId;
   const previous = sessionId === undefined ? { nudged: '', blocked: '' } : readHookState(dataDir, sessionId);
   // On the monotonic clock: setting the date back must not keep a harness waiting on its Stop hook.
-  const waitUntil = performance.now() + (input !== undefined && hookKind(input.event ?? '') === 'stop' ? options.waitMs : 0);
+  // Read only when there is a wait: the global `performance` loads node:perf_hooks on first use.
+  const waitMs = input !== undefined && hookKind(input.event ?? '') === 'stop' ? options.waitMs : 0;
+  const waitUntil = waitMs > 0 ? performance.now() + waitMs : 0;
   const parent = process.ppid;
   for (;;) {
     const { view, harness, skipped } = currentView(dataDir);
@@ -217,7 +219,7 @@ async function run(io: CliIo, flags: Record<string, unknown>, log: { current: La
       return;
     }
     // The harness went away (this process was handed to init): nobody is waiting for the answer.
-    const left = waitUntil - performance.now();
+    const left = waitMs > 0 ? waitUntil - performance.now() : 0;
     if (left <= 0 || process.ppid !== parent) return;
     await inboxChange(dataDir, left, WAIT_POLL_MS);
   }

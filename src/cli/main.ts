@@ -329,18 +329,32 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   return command(io, args.filter((a) => a !== undefined).map(String), flags);
 }
 
-/** The process entry: real streams, environment and clock. */
+/**
+ * The process entry: real streams, environment and clock. The streams are made when a command
+ * first touches them: process.stdin on a pipe (how a harness runs a hook) loads node:net and the
+ * streams stack, about 10 ms of a hook command's start-up, and `identity` never reads it.
+ */
 export async function runFromProcess(): Promise<void> {
   const io: CliIo = {
-    stdin: process.stdin,
-    stdout: process.stdout,
-    stderr: process.stderr,
+    get stdin() {
+      return process.stdin;
+    },
+    get stdout() {
+      return process.stdout;
+    },
+    get stderr() {
+      return process.stderr;
+    },
     env: process.env,
     cwd: process.cwd(),
     homeDir: homedir(),
     clock: systemClock,
-    isTty: process.stdout.isTTY === true,
-    stdinIsTty: process.stdin.isTTY === true,
+    get isTty() {
+      return process.stdout.isTTY === true;
+    },
+    get stdinIsTty() {
+      return process.stdin.isTTY === true;
+    },
   };
   const code = await main(process.argv.slice(2), io);
   process.exitCode = code;

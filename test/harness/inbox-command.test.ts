@@ -4,7 +4,7 @@
  * harness: the inbox finds the servers' names through the process tree.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli, type CliRun } from '../cli/cli-process.js';
@@ -199,6 +199,10 @@ describe('agentbus inbox', () => {
     await new Promise((r) => setTimeout(r, 500));
     expect(files.every((f) => existsSync(join(dir, 'inbox', f)))).toBe(true);
     expect(await inbox(dir)).toMatchObject({ code: 0, stdout: '' });
+    // The reason goes to the log (the file logger is a bundle of its own, loaded only for this).
+    const logged = readFileSync(join(dir, 'agentbus.log'), 'utf8').split('\n').filter((l) => l.includes('inbox files skipped'));
+    expect(logged.length).toBeGreaterThan(0);
+    expect(logged.at(-1)).toContain('its server has exited');
     const next = await startMcp(dir);
     // The server answers initialize before it opens the bus; a tool's answer means the monitor has started.
     await next.call('register', { name: 'Lee' });
