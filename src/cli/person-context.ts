@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { basename } from 'node:path';
 import type { BusContext } from '../bus/bus-context.js';
+import { ringBell } from '../bus/change-waiter.js';
 import { register, releaseSessions } from '../bus/identity.js';
 import { RateLimiter } from '../bus/rate-limiter.js';
 import type { Config } from '../config.js';
@@ -30,13 +31,20 @@ export async function asPerson<T>(base: Omit<BusContext, 'owner' | 'processIdent
   }
 }
 
-/** asPerson on a database opened for this one operation, closed (with its log) afterwards. */
+/**
+ * asPerson on a database opened for this one operation, closed (with its log) afterwards. A
+ * committed message rings the bell, as `agentbus mcp` does, so a peer's waiting receive, channel
+ * push and inbox hear it at once rather than at the WAL hint or the poll.
+ */
 export async function withPersonContext<T>(config: Config, io: CliIo, name: string, use: (ctx: BusContext, as: string) => Promise<T>): Promise<T> {
   const { db } = await openBusDatabase(config, io);
   const log = createFileLogger(config.data_directory, config.log_level);
+  const announce = (): void => {
+    if (!ringBell(config.data_directory)) log.debug('ringing the bell failed: waiters hear this commit at the poll', { dataDir: config.data_directory });
+  };
   try {
     return await asPerson(
-      { db, config, clock: io.clock, log, defaultContext: basename(io.cwd) || 'unknown', rateLimiter: new RateLimiter(config) },
+      { db, config, clock: io.clock, log, defaultContext: basename(io.cwd) || 'unknown', rateLimiter: new RateLimiter(config), announce },
       name,
       use,
     );

@@ -1,6 +1,7 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { BELL_FILE } from '../../src/bus/change-waiter.js';
 import { fixturePath } from '../support/child-process.js';
 import { startMcp, type McpProcess } from '../support/mcp-process.js';
 import { tempDir } from '../support/test-driver.js';
@@ -37,6 +38,25 @@ describe('agentbus post', () => {
     expect(got.messages[0]?.seq).toBe(sent.seq);
     const sessions = (await bob.call('discover', { as: 'Bob' })) as { sessions: { display_name: string }[] };
     expect(sessions.sessions.map((s) => s.display_name)).toEqual(['Bob']);
+  });
+
+  it("reaches a peer's waiting receive, and rings the bell after its commit as a send from agentbus mcp does", async () => {
+    const dir = tempDir();
+    const bob = await listener(dir);
+    const bell = join(dir, BELL_FILE);
+    // Whatever touched the bell before is pushed into the past, so only the post can bring it back.
+    const past = new Date('2001-01-01T00:00:00Z');
+    if (existsSync(bell)) utimesSync(bell, past, past);
+    const waiting = bob.call('receive', { as: 'Bob', wait_seconds: 10 });
+    const startedAt = Date.now();
+    const run = await runCli(dir, ['post', 'work', 'are you there?', '--as', 'Dana', '--json']);
+    expect(run.code, run.stderr).toBe(0);
+    const got = (await waiting) as Received;
+    expect(got.messages.map((m) => [m.sender, m.content, m.seq])).toEqual([['Dana', 'are you there?', jsonOf(run).seq]]);
+    // Rung: created or touched by the post (mtime within this test, well after the past set above).
+    expect(existsSync(bell)).toBe(true);
+    expect(statSync(bell).mtimeMs).toBeGreaterThan(past.getTime());
+    expect(statSync(bell).mtimeMs).toBeGreaterThanOrEqual(startedAt - 1000);
   });
 
   it('reads the text from stdin, and replies with --reply-to', async () => {
