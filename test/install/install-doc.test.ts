@@ -238,11 +238,14 @@ describe('docs/install.md', () => {
       expect(hooks.length, id).toBeGreaterThan(0);
       for (const { event, entry } of hooks) {
         expect(hookKind(event), `${id}: ${event}`).toBeDefined();
-        expect(entry.command).toBe(`node ${CHECKOUT_PLACEHOLDER}/bin/agentbus.js inbox --hook`);
+        // The installed command, like the server entries and the SessionStart hooks.
+        expect(entry.command).toBe('agentbus inbox --hook');
         // No agentbus server in this home: the hook must stay silent, whatever the event.
         expect(runHook(entry.command, home, JSON.stringify({ hook_event_name: event, session_id: 'doc' })), `${id}: ${event}`).toBe('');
       }
     }
+    // The checkout form the doc gives for `agentbus` without npm link.
+    expect(runHook(`node ${CHECKOUT_PLACEHOLDER}/bin/agentbus.js inbox --hook`, home, JSON.stringify({ hook_event_name: 'PostToolUse', session_id: 'doc' }))).toBe('');
     // Each harness's hooks cover a moment after tool calls (or, for Cursor, only the stop) and the stop.
     const events = (id: string): string[] => Object.keys(JSON.parse(snippet(snippets, id).text).hooks);
     expect(events('claude-inbox-hooks')).toEqual(['UserPromptSubmit', 'PostToolUse', 'Stop']);
@@ -259,6 +262,7 @@ describe('docs/install.md', () => {
     const [first] = hookCommands(listener);
     if (first === undefined) throw new Error('the claude-listener-hooks snippet has no hook command');
     const { entry } = first;
+    expect(entry.command).toMatch(/^agentbus inbox --hook --wait \d+$/);
     const wait = Number(/--wait (\d+)/.exec(entry.command)?.[1]);
     expect(wait).toBeGreaterThan(0);
     expect(entry.timeout).toBeGreaterThan(wait);

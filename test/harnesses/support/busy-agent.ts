@@ -19,8 +19,9 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { installedAgentbus } from '../../support/installed-agentbus.js';
 import { AGENTBUS_BIN, startMcp } from '../../support/mcp-process.js';
 import { tempDir, testDriverName } from '../../support/test-driver.js';
 import { startModelServer, type RecordedRequest, type Reply, type Turn } from './model-server.js';
@@ -47,7 +48,7 @@ export interface LaunchContext {
   readonly bin: string;
   /** Wraps a documented hook command so its runs are recorded (it still runs exactly as written). */
   wrapHook(command: string): string;
-  /** PATH for the harness: this node first, as a user's PATH decides which node the snippets run. */
+  /** PATH for the harness: the installed `agentbus` the snippets name, then this node, as a user's PATH decides which node they run. */
   readonly path: string;
 }
 
@@ -152,7 +153,7 @@ export async function runBusyAgent(launch: (context: LaunchContext) => Launch, t
   };
   const model = await startModelServer(script);
   const agentbusEnv = { AGENTBUS_DATA_DIR: data, AGENTBUS_CONFIG: join(data, 'config.json'), AGENTBUS_DRIVER: testDriverName() };
-  const path = `${dirname(process.execPath)}:${process.env.PATH ?? '/usr/bin:/bin'}`;
+  const path = installedAgentbus().path();
   const context: LaunchContext = {
     root,
     home,
