@@ -37,6 +37,13 @@ const COMPARE = option('compare', undefined) === undefined ? undefined : resolve
 const PACKAGE = args.includes('--package');
 const REALTIME = args.includes('--realtime');
 const CPU = args.includes('--cpu');
+if (CPU) {
+  try {
+    execFileSync('perf', ['stat', '-x', ',', '-e', 'task-clock', '--', 'true'], { stdio: 'ignore' });
+  } catch (error) {
+    throw new Error(`--cpu needs \`perf stat -e task-clock\` to work here (Debian: apt-get install linux-perf; as root or with kernel.perf_event_paranoid <= 2): ${error.message}`);
+  }
+}
 
 /** spawn(), under real-time scheduling with --realtime (chrt execs the command: no process in between). */
 function run(bin, argv, options) {
