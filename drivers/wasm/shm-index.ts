@@ -93,6 +93,8 @@ interface Region {
   readonly shadow: Int32Array;
   /** The same shadow as a Buffer, for a native (memcmp) compare of whole chunks. */
   readonly shadowBuf: Buffer;
+  /** Where a pull keeps this region's agreed read until the whole snapshot is had (allocated once, not per pull). */
+  readonly collected: Buffer;
 }
 
 /** The `-shm` path of a database. */
@@ -200,7 +202,7 @@ export class ShmIndex {
       if (k === 0) this.#tmp[W_ALOCK] = this.#tmp[W_ALOCK + 1] = 0;
       this.#heap.heap8u().set(this.#tmpBytes, ptr);
       const shadow = Int32Array.from(this.#tmp);
-      this.#regions.push({ ptr, shadow, shadowBuf: Buffer.from(shadow.buffer, shadow.byteOffset, REGION) });
+      this.#regions.push({ ptr, shadow, shadowBuf: Buffer.from(shadow.buffer, shadow.byteOffset, REGION), collected: Buffer.alloc(REGION) });
     }
     return (this.#regions[i] as Region).ptr;
   }
@@ -351,7 +353,14 @@ export class ShmIndex {
     for (let i = 0; i < n; i++) {
       const snap = this.#collectRegion(i);
       if (snap === null) return false;
-      snaps.push(snap === undefined ? undefined : Buffer.from(snap));
+      if (snap === undefined) {
+        snaps.push(undefined);
+        continue;
+      }
+      // A receiver pulls after nearly every commit of others: a fresh 32 KiB copy each time only churned the allocator.
+      const kept = (this.#regions[i] as Region).collected;
+      snap.copy(kept);
+      snaps.push(kept);
     }
     if (n > 1) {
       // Re-read region 0's header + checkpoint info: it must be what the snapshot holds.
