@@ -17,13 +17,9 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { flag } from './bench-args.js';
 
-const args = process.argv.slice(2);
-const flag = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] !== undefined ? Number(args[i + 1]) : fallback;
-};
-const RUNS = flag('runs', 21);
+const RUNS = Number(flag('runs', '21'));
 const STAGED = 100;
 const HOLDERS = 10;
 const PER_HOLDER = 100;

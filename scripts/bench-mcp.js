@@ -10,15 +10,11 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { flag } from './bench-args.js';
 
 const bin = fileURLToPath(new URL('../bin/agentbus.js', import.meta.url));
-const args = process.argv.slice(2);
-const flag = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return Number(i >= 0 ? args[i + 1] : fallback);
-};
-const SENDS = flag('sends', 2000);
-const LATENCY = flag('latency', 200);
+const SENDS = Number(flag('sends', '2000'));
+const LATENCY = Number(flag('latency', '200'));
 
 const { loadDriver } = await import('../dist/src/db/select-driver.js');
 

@@ -22,19 +22,15 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { flag, hasSwitch } from './bench-args.js';
 
 const here = resolve(fileURLToPath(new URL('..', import.meta.url)));
-const args = process.argv.slice(2);
-const flag = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] !== undefined ? args[i + 1] : fallback;
-};
 const SECONDS = Number(flag('seconds', '15'));
 const ROUNDS = Number(flag('rounds', '1'));
 const RUNS = Number(flag('runs', '5'));
 const ONLY = flag('only', 'lost,commits').split(',');
 const compare = flag('compare', undefined);
-const REALTIME = args.includes('--realtime');
+const REALTIME = hasSwitch('realtime');
 
 const builds = [{ label: 'this', root: here }];
 if (compare !== undefined) builds.push({ label: 'compare', root: resolve(compare) });

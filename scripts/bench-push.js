@@ -20,13 +20,9 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { flag } from './bench-args.js';
 
 const here = fileURLToPath(new URL('..', import.meta.url));
-const args = process.argv.slice(2);
-const flag = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] !== undefined ? args[i + 1] : fallback;
-};
 const SAMPLES = Number(flag('samples', '200'));
 const HOOKS = Number(flag('hooks', '21'));
 const FLOOD = Number(flag('flood', '1000'));

@@ -11,6 +11,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import * as v from 'valibot';
+import { flag } from './bench-args.js';
 
 const { openDatabase } = await import('../dist/src/db/open-database.js');
 const { ConfigFileSchema } = await import('../dist/src/config.js');
@@ -21,11 +22,6 @@ const { encodeVector, normalizeVector } = await import('../dist/src/embeddings/v
 const { createMemoryLogger } = await import('../dist/src/log.js');
 const { systemClock } = await import('../dist/src/clock.js');
 
-const args = process.argv.slice(2);
-const flag = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] !== undefined ? args[i + 1] : fallback;
-};
 const driver = flag('driver', 'native');
 const sizes = flag('sizes', '10000,100000').split(',').map(Number);
 const runsFlag = flag('runs', undefined);

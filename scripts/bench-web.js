@@ -15,13 +15,9 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { chromium } from 'playwright-core';
+import { flag } from './bench-args.js';
 
 const here = fileURLToPath(new URL('..', import.meta.url));
-const args = process.argv.slice(2);
-const flag = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] !== undefined ? args[i + 1] : fallback;
-};
 const MESSAGES = Number(flag('messages', '100000'));
 const LOADS = Number(flag('loads', '7'));
 const SAMPLES = Number(flag('samples', '40'));

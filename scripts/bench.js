@@ -9,14 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { flag } from './bench-args.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const worker = join(here, 'bench-worker.js');
-const args = process.argv.slice(2);
-const flag = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] !== undefined ? args[i + 1] : fallback;
-};
 const runs = Number(flag('runs', '5'));
 const only = flag('only', 'commits,reads,write4,start4,write4phase,open').split(',');
 
