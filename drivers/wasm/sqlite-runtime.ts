@@ -4,6 +4,7 @@
  * exports (plain numbers and pointers) rather than the oo1 wrapper: fewer
  * checks per call, and exact control over stepping to SQLITE_DONE.
  */
+import { setFlagsFromString } from 'node:v8';
 
 /** Raw C entry points of the wasm build, pointers as numbers, 64-bit integers as bigint. */
 export interface SqliteExports {
@@ -105,9 +106,23 @@ export interface Sqlite3 {
 
 let loading: Promise<Sqlite3> | undefined;
 
+/**
+ * V8 compiles WebAssembly with its baseline compiler (Liftoff) and then
+ * recompiles every function that turns hot with its optimising one
+ * (TurboFan). For SQLite that second tier costs resident memory that is never
+ * given back, 13 MiB (Node 20) to 23 MiB (Node 22) at start-up, and in a long
+ * session it keeps compiling as more of SQLite turns hot: the growth of the
+ * wasm servers' RSS in the soak benchmark. agentbus's statements are short
+ * and bound by file I/O and locking, so the optimised code buys little; the
+ * measurements are in docs/performance.md ("Soak"). The flag only affects
+ * modules compiled after it is set, so it must come before the import.
+ */
+const WASM_BASELINE_ONLY = '--liftoff-only';
+
 /** Loads (once) and returns the module. */
 export function loadSqlite3(): Promise<Sqlite3> {
   if (loading === undefined) {
+    setFlagsFromString(WASM_BASELINE_ONLY);
     loading = import('@sqlite.org/sqlite-wasm').then(async (m) => {
       const init = (m as unknown as { default: (opts?: object) => Promise<unknown> }).default;
       // The module reports through console by default; agentbus keeps stdout for JSON-RPC.
