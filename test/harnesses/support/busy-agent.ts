@@ -134,7 +134,9 @@ export async function runBusyAgent(launch: (context: LaunchContext) => Launch, t
           return { tool: { name: toolNamed(turn, 'receive'), args: { as: 'Kim' } } };
         case 6: {
           // The last token in the request is the one the receive just returned (descriptions mention the field, never a value).
-          const found = [...turn.text.matchAll(/batch_token\W+([A-Za-z0-9_-]{16,})/g)].at(-1);
+          // A token is 22 base64url characters and may begin with '-': only quotes, backslashes (JSON inside JSON), colons and
+          // spaces separate it from the field name, so a separator class like \W+ would swallow that '-'.
+          const found = [...turn.text.matchAll(/batch_token[\\"':\s]+([A-Za-z0-9_-]{22})(?![A-Za-z0-9_-])/g)].at(-1);
           token = found?.[1];
           receivedText = found === undefined ? '' : turn.text.slice(Math.max(0, found.index - 2000), found.index + 200);
           if (token === undefined) surprises.push('turn 6: no batch_token in the receive result');
