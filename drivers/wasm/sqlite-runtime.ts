@@ -110,12 +110,14 @@ let loading: Promise<Sqlite3> | undefined;
  * V8 compiles WebAssembly with its baseline compiler (Liftoff) and then
  * recompiles every function that turns hot with its optimising one
  * (TurboFan). For SQLite that second tier costs resident memory that is never
- * given back, 13 MiB (Node 20) to 23 MiB (Node 22) at start-up, and in a long
- * session it keeps compiling as more of SQLite turns hot: the growth of the
- * wasm servers' RSS in the soak benchmark. agentbus's statements are short
- * and bound by file I/O and locking, so the optimised code buys little; the
- * measurements are in docs/performance.md ("Soak"). The flag only affects
- * modules compiled after it is set, so it must come before the import.
+ * given back, 10 MiB (Node 20) to 24 MiB (Node 22) for an idle server, and in a
+ * long session it keeps compiling as more of SQLite turns hot. agentbus's
+ * statements are short and bound by file I/O and locking, so the optimised
+ * code buys little (commits are faster without its compile work; full-text
+ * queries that score many rows are slower, within their targets); the
+ * measurements are in docs/performance.md ("Drivers", "Search", "Soak"). The
+ * flag only affects modules compiled after it is set, so it must come before
+ * the import.
  */
 const WASM_BASELINE_ONLY = '--liftoff-only';
 
