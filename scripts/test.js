@@ -56,6 +56,25 @@ const packed = packAndInstall(join(out, 'package'), { node: systemNode });
 const packedFile = join(out, 'packed-install.json');
 writeFileSync(packedFile, JSON.stringify(packed));
 const totals = [];
+
+// Which tests failed, with the head of each error, repeated beside the totals:
+// a CI log is often read from its tail only, far below the reporter's own
+// account of the failure.
+function failuresOf(json) {
+  const lines = [];
+  for (const file of json.testResults ?? []) {
+    const name = file.name.startsWith(root) ? file.name.slice(root.length + 1) : file.name;
+    for (const test of file.assertionResults ?? []) {
+      if (test.status !== 'failed') continue;
+      const head = String(test.failureMessages?.[0] ?? '').split('\n').slice(0, 4).join(' | ').slice(0, 600);
+      lines.push(`${name} > ${test.fullName}: ${head}`);
+    }
+    if (file.status === 'failed' && !(file.assertionResults ?? []).some((t) => t.status === 'failed')) {
+      lines.push(`${name}: ${String(file.message ?? 'the file failed to run').split('\n').slice(0, 4).join(' | ').slice(0, 600)}`);
+    }
+  }
+  return lines;
+}
 let failedRuns = 0;
 
 for (const { node, drivers } of runs) {
@@ -75,21 +94,26 @@ for (const { node, drivers } of runs) {
     let passed = 0;
     let failed = 0;
     let skipped = 0;
+    let failures = [];
     if (existsSync(report)) {
       const json = JSON.parse(readFileSync(report, 'utf8'));
       passed = json.numPassedTests;
       failed = json.numFailedTests + (json.numRuntimeErrorTestSuites ?? 0);
       skipped = json.numPendingTests + json.numTodoTests;
+      failures = failuresOf(json);
     }
     if (result.status !== 0 && failed === 0) failed = 1; // the run itself broke
     if (result.status !== 0) failedRuns++;
-    totals.push({ label: `${driver} on Node ${version}`, passed, failed, skipped });
+    totals.push({ label: `${driver} on Node ${version}`, passed, failed, skipped, failures });
   }
 }
 rmSync(out, { recursive: true, force: true });
 
 console.log('\n=== totals ===');
-for (const t of totals) console.log(`${t.label}: ${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped`);
+for (const t of totals) {
+  console.log(`${t.label}: ${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped`);
+  for (const f of t.failures) console.log(`  FAILED ${f}`);
+}
 const sum = (k) => totals.reduce((n, t) => n + t[k], 0);
 console.log(`${sum('passed')} passed, ${sum('failed')} failed`);
 process.exit(failedRuns > 0 || sum('passed') === 0 ? 1 : 0);
