@@ -1,13 +1,15 @@
 #!/usr/bin/env node
 // The agentbus executable: runs the bundle that scripts/build.js makes from src/
-// (dist/bundle/; `npm ci` and `npm pack` build it).
-import module from 'node:module';
+// (dist/bundle/; `npm ci` and `npm pack` build it). CommonJS, as is the bundle
+// (bin/package.json says so while the path stays the one users configured): a
+// process that loads no ES module never starts Node's ESM loader, a quarter of
+// a hook command's run on Node 20.
+'use strict';
+const module_ = require('node:module');
+const { existsSync, realpathSync } = require('node:fs');
+const { join } = require('node:path');
 
-// node:fs through require(): an ESM import of it would load fs/promises and the streams stack
-// (its lazy exports), a tenth of a hook command's run (see scripts/build.js).
-const { existsSync, realpathSync } = module.createRequire(import.meta.url)('node:fs');
-
-const root = new URL('..', import.meta.url);
+const root = join(__dirname, '..');
 
 // In a checkout, `npx agentbus` puts the checkout's node_modules/.bin first on PATH, so this
 // script would run under the Node 22 that `npm ci` installs for the tests, while a harness
@@ -18,7 +20,7 @@ if (process.env.npm_command === 'exec' && typeof process.execve === 'function') 
   const userNode = process.env.npm_node_execpath;
   try {
     const ours = realpathSync(process.execPath);
-    if (userNode && ours.startsWith(`${realpathSync(new URL('node_modules', root))}/`) && realpathSync(userNode) !== ours) {
+    if (userNode && ours.startsWith(`${realpathSync(join(root, 'node_modules'))}/`) && realpathSync(userNode) !== ours) {
       const env = { ...process.env };
       delete env.npm_command;
       process.execve(userNode, [userNode, ...process.execArgv, ...process.argv.slice(1)], env);
@@ -28,12 +30,16 @@ if (process.env.npm_command === 'exec' && typeof process.execve === 'function') 
   }
 }
 
-const entry = new URL('dist/bundle/agentbus.js', root);
+const entry = join(root, 'dist', 'bundle', 'agentbus.cjs');
 if (!existsSync(entry)) {
-  process.stderr.write(`agentbus: not built yet: run \`npm ci\` (or \`npm run build\`) in ${root.pathname}\n`);
+  process.stderr.write(`agentbus: not built yet: run \`npm ci\` (or \`npm run build\`) in ${root}\n`);
   process.exit(1);
 }
 // Cached compiled code makes every harness start faster; missing on Node 20, harmless.
-module.enableCompileCache?.();
-const { runFromProcess } = await import(entry.href);
-await runFromProcess();
+module_.enableCompileCache?.();
+require(entry)
+  .runFromProcess()
+  .catch((error) => {
+    process.stderr.write(`agentbus: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exitCode = 1;
+  });

@@ -3,15 +3,16 @@
 // 1. tsc: type-checks and compiles src/ and drivers/ to dist/ (the test suite's
 //    child processes import modules from there);
 // 2. esbuild: bundles what runs into dist/bundle/, the code bin/agentbus.js starts
-//    and the package ships: agentbus.js (argument parsing, help, usage errors),
-//    one self-contained file per command (src/cli/entries/), which agentbus.js
-//    imports only when that command runs, and sqlite-wasm.js (the SQLite wasm
-//    runtime, with sqlite3.wasm beside it), which only the wasm driver imports,
-//    and file-logger.js (the logger with tslog and rotating-file-stream), which a
-//    hook command imports only when it has something to log.
+//    and the package ships: agentbus.cjs (argument parsing, help, usage errors),
+//    one self-contained file per command (src/cli/entries/), which agentbus.cjs
+//    requires only when that command runs, and sqlite-wasm.cjs (the SQLite wasm
+//    runtime, with sqlite3.wasm beside it), which only the wasm driver requires,
+//    and file-logger.cjs (the logger with tslog and rotating-file-stream), which a
+//    hook command requires only when it has something to log.
 //    A process loads three or four files, not dozens: each module file costs a
-//    resolution (realpath of every path component) and a compile. Dependencies
-//    are inlined; no source maps (they would point at sources not shipped);
+//    resolution (realpath of every path component) and a compile. The files are
+//    CommonJS, so no process starts Node's ESM loader. Dependencies are
+//    inlined; no source maps (they would point at sources not shipped);
 // 3. dist/bundle/THIRD-PARTY-NOTICES.txt: the licence of every package inlined.
 //   node scripts/build.js [--skip-tsc]
 import { execFileSync } from 'node:child_process';
@@ -38,9 +39,18 @@ const siblings = {
   name: 'agentbus-siblings',
   setup(build) {
     build.onResolve({ filter: /^\.\/entries\/[a-z-]+\.js$/ }, (args) =>
-      args.importer.endsWith(join('src', 'cli', 'main.ts')) ? { path: `./${args.path.slice('./entries/'.length)}`, external: true } : undefined,
+      args.importer.endsWith(join('src', 'cli', 'main.ts')) ? { path: `./${args.path.slice('./entries/'.length, -'.js'.length)}.cjs`, external: true } : undefined,
     );
-    build.onResolve({ filter: /^@sqlite\.org\/sqlite-wasm$/ }, () => ({ path: './sqlite-wasm.js', external: true }));
+    build.onResolve({ filter: /^@sqlite\.org\/sqlite-wasm$/ }, () => ({ path: './sqlite-wasm.cjs', external: true }));
+    // The runtime's bundle exports its init function as module.exports, which is what an
+    // import() of a CommonJS file from ESM source (src/, the tests' dist/) yields as default,
+    // the same as the package's own ESM default export.
+    build.onResolve({ filter: /^agentbus:sqlite-wasm$/ }, () => ({ path: 'sqlite-wasm', namespace: 'agentbus-entry' }));
+    build.onLoad({ filter: /.*/, namespace: 'agentbus-entry' }, () => ({
+      loader: 'js',
+      resolveDir: root,
+      contents: `module.exports = require(${JSON.stringify(join(sqliteDir, 'dist', 'node.mjs'))}).default;`,
+    }));
   },
 };
 
@@ -60,13 +70,15 @@ const LAZY_BUILTINS = {
 const lazyBuiltins = {
   name: 'agentbus-lazy-builtins',
   setup(build) {
-    build.onResolve({ filter: /^(node:)?(child_process|zlib|crypto)$/ }, (args) => ({ path: args.path.replace(/^node:/, ''), namespace: 'lazy-builtin' }));
+    // The shim's own require() of the module resolves as usual, to the built-in.
+    build.onResolve({ filter: /^(node:)?(child_process|zlib|crypto)$/ }, (args) =>
+      args.namespace === 'lazy-builtin' ? undefined : { path: args.path.replace(/^node:/, ''), namespace: 'lazy-builtin' },
+    );
     build.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => ({
       loader: 'js',
       contents: [
-        "import { createRequire } from 'node:module';",
         'let loaded;',
-        `const load = () => (loaded ??= createRequire(import.meta.url)('node:${args.path}'));`,
+        `const load = () => (loaded ??= require('node:${args.path}'));`,
         ...LAZY_BUILTINS[args.path].map((name) => `export function ${name}(...args) { return load().${name}(...args); }`),
       ].join('\n'),
     }));
@@ -89,35 +101,8 @@ const onDemand = {
       if (args.kind !== 'dynamic-import' || !args.path.startsWith('.')) return undefined;
       const target = relative(root, join(args.resolveDir, args.path)).replace(/\.js$/, '.ts');
       const name = ON_DEMAND[target];
-      return name === undefined ? undefined : { path: `./${name}.js`, external: true };
+      return name === undefined ? undefined : { path: `./${name}.cjs`, external: true };
     });
-  },
-};
-
-/**
- * node:fs through require(), not an ESM import: Node builds an ESM import of a built-in by reading
- * every export, and node:fs's lazy ones (promises, ReadStream, WriteStream, ...) then load
- * fs/promises and the whole streams stack, about 10 ms of a hook command's 60 (CPU profile, Node
- * 22). The shim exports the plain-valued members of the building Node's node:fs; one of the lazy
- * members imported by name fails the build ("No matching export"): read it from the default
- * export instead, where it stays lazy.
- */
-const fsMembers = Object.entries(Object.getOwnPropertyDescriptors(require('node:fs')))
-  .filter(([name, d]) => 'value' in d && /^[A-Za-z_$][\w$]*$/.test(name) && name !== 'default')
-  .map(([name]) => name);
-const requiredFs = {
-  name: 'agentbus-required-fs',
-  setup(build) {
-    build.onResolve({ filter: /^(node:)?fs$/ }, () => ({ path: 'fs', namespace: 'required-builtin' }));
-    build.onLoad({ filter: /.*/, namespace: 'required-builtin' }, () => ({
-      loader: 'js',
-      contents: [
-        "import { createRequire } from 'node:module';",
-        "const fs = createRequire(import.meta.url)('node:fs');",
-        'export default fs;',
-        `export const { ${fsMembers.join(', ')} } = fs;`,
-      ].join('\n'),
-    }));
   },
 };
 
@@ -126,13 +111,22 @@ const result = await esbuild.build({
   entryPoints: {
     agentbus: 'src/cli/main.ts',
     ...Object.fromEntries(commands.map((c) => [c, `src/cli/entries/${c}.ts`])),
-    'sqlite-wasm': join(sqliteDir, 'dist', 'node.mjs'),
+    'sqlite-wasm': 'agentbus:sqlite-wasm',
     ...Object.fromEntries(Object.entries(ON_DEMAND).map(([source, name]) => [name, source])),
   },
   outdir: out,
   bundle: true,
   splitting: false,
-  format: 'esm',
+  // CommonJS, not ESM: a process whose code is all CommonJS never starts Node's ESM loader,
+  // which costs a hook command about a quarter of its run on Node 20 and an eighth on Node 22
+  // (bench:startup). Every import() becomes a require(), so nothing starts it later either.
+  format: 'cjs',
+  outExtension: { '.js': '.cjs' },
+  supported: { 'dynamic-import': false },
+  // The bundles locate files beside themselves (sqlite3.wasm, the web console's page, the
+  // package root) through import.meta.url, which CommonJS does not have.
+  define: { 'import.meta.url': 'import_meta_url' },
+  banner: { js: 'const import_meta_url = require("node:url").pathToFileURL(__filename).href;' },
   platform: 'node',
   // ESM builds of dependencies first (mri ships both; the CommonJS one needs a wrapper).
   mainFields: ['module', 'main'],
@@ -145,10 +139,10 @@ const result = await esbuild.build({
   sourcemap: false,
   metafile: true,
   logLevel: 'warning',
-  plugins: [siblings, onDemand, lazyBuiltins, requiredFs],
+  plugins: [siblings, onDemand, lazyBuiltins],
 });
 for (const command of commands) {
-  if (!existsSync(join(out, `${command}.js`))) throw new Error(`build: no bundle for the command entry ${command}`);
+  if (!existsSync(join(out, `${command}.cjs`))) throw new Error(`build: no bundle for the command entry ${command}`);
   if (Object.values(ON_DEMAND).includes(command)) throw new Error(`build: the command ${command} and an on-demand module share a file name`);
 }
 // The runtime fetches its binary relative to its own module (import.meta.url).

@@ -28,7 +28,7 @@ export function npmCommand(node = process.execPath) {
  * tarball, the project, the installed package's directory and npm's output.
  */
 export function packAndInstall(dir, { node = process.execPath } = {}) {
-  if (!existsSync(join(root, 'dist', 'bundle', 'agentbus.js'))) throw new Error('pack-install: build first (npm run build)');
+  if (!existsSync(join(root, 'dist', 'bundle', 'agentbus.cjs'))) throw new Error('pack-install: build first (npm run build)');
   mkdirSync(dir, { recursive: true });
   const [npm, npmArgs] = npmCommand(node);
   const env = {
