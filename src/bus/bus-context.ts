@@ -31,7 +31,7 @@ export interface BusContext {
   /**
    * Called after a committed transaction added messages, to wake waiting
    * receivers (and inbox monitors) in every process at once; never throws.
-   * When absent, waiters learn of the commit through the WAL hint or the poll.
+   * When absent, waiters learn of the commit at the poll.
    */
   readonly announce?: () => void;
 }

@@ -1,24 +1,21 @@
 /**
  * Waiting for another process to commit. A long-poll receive (and the inbox
- * monitor of `agentbus mcp`) sleeps here between looks at the database.
+ * monitor of `agentbus mcp`, `agentbus tail`, the web console) sleeps here
+ * between looks at the database.
  *
- * Two hints wake a sleeper, both seen through one watch on the data
- * directory (the directory, not the files, because SQLite creates and removes
- * `-wal` as it pleases):
- * - the bell, `agentbus.bell`: a process that committed new messages touches
- *   it after the commit (`announce`), so a waiter woken by it finds them;
- * - `<db>-wal` and the main file, written by every commit. These fire while
- *   the writer is still writing frames, before the commit is visible (the
- *   WAL index in `-shm` is updated last, and native SQLite updates it through
- *   mmap, which no watch sees): a reader woken by the last frame write can
- *   look too early, find nothing and sleep until the poll. That was the
- *   missed wake behind a 250 ms p99; the bell is what makes a wake reliable.
- *   The WAL hint still covers writers that do not ring (older versions), but
- *   WAL_HINT_DELAY_MS late: a look in the middle of a commit finds nothing
- *   and contends with the writer for the WAL index, delaying the look the
- *   bell asks for.
- * The floor is the poll, so a missed or unsupported watch costs latency,
- * never a message. The watch never keeps a process alive.
+ * What wakes a sleeper is the bell, `<data>/agentbus.bell`: a process that
+ * committed new messages or a memory edit touches it after the commit
+ * (`announce`), so a waiter woken by it finds the commit. Each waiter watches
+ * that one file, not the data directory: in a directory watch every write to
+ * `-shm` and to the wasm driver's lock table, by every process, is an event
+ * delivered to every process (about 2,500 a second in a 40 sends/s soak with
+ * four wasm servers, all to be filtered out in JavaScript). The WAL is not
+ * watched either: it changes while the writer is still writing frames, before
+ * the commit is visible, so a reader woken by it can look too early and find
+ * nothing (the missed wakes behind a 250 ms p99, docs/performance.md). A
+ * commit that does not ring (a registration, a subscription, an older
+ * agentbus) is seen at the poll, the floor: a missed or unsupported watch
+ * costs latency, never a message. The watch never keeps a process alive.
  *
  * A wait is given as a duration, never as a wall-clock time: Node's timers
  * run on the monotonic clock, so setting the date back or forth neither
@@ -26,16 +23,12 @@
  */
 import { closeSync, openSync, utimesSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
-import { DATABASE_FILE } from '../db/open-database.js';
 
 /** The design's receive poll interval: the longest a waiter sleeps without looking. */
 export const POLL_INTERVAL_MS = 250;
 
 /** The file a committing process touches to wake waiters in every process. */
 export const BELL_FILE = 'agentbus.bell';
-
-/** How long after a WAL change (without a bell) waiters are woken: the commit is done by then. */
-export const WAL_HINT_DELAY_MS = 25;
 
 export interface ChangeWaiter {
   /**
@@ -76,7 +69,17 @@ export function createPollingWaiter(pollMs = POLL_INTERVAL_MS): ChangeWaiter {
   return { waitForChange: (maxMs, signal) => sleepFor(maxMs, pollMs, signal), close: () => undefined };
 }
 
-/** Touches `<dataDir>/agentbus.bell` (creating it 0600 when missing); false when that failed. */
+/** Creates `bell` (0600) when missing; false when that failed. */
+function createBell(bell: string): boolean {
+  try {
+    closeSync(openSync(bell, 'a', 0o600));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Touches `<dataDir>/agentbus.bell` (creating it when missing); false when that failed. */
 export function ringBell(dataDir: string): boolean {
   const bell = join(dataDir, BELL_FILE);
   const now = new Date();
@@ -86,57 +89,60 @@ export function ringBell(dataDir: string): boolean {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return false;
   }
-  try {
-    // Creating it is itself an event the watchers see.
-    closeSync(openSync(bell, 'a', 0o600));
-    return true;
-  } catch {
-    return false;
-  }
+  return createBell(bell);
 }
 
 /**
- * A waiter woken by commits to `<dataDir>/agentbus.db`; one per process is
- * enough. It watches from creation, so a commit between a caller's look and
- * its wait is not lost.
+ * A waiter woken by the bell of `<dataDir>`; one per process is enough. It
+ * watches from creation, so a ring between a caller's look and its wait is
+ * not lost.
  */
 export function createChangeWaiter(dataDir: string, pollMs = POLL_INTERVAL_MS): ChangeFeed {
+  const bell = join(dataDir, BELL_FILE);
   const wakers = new Set<() => void>();
   const listeners = new Set<() => void>();
   let watcher: FSWatcher | undefined;
-  let walTimer: NodeJS.Timeout | undefined;
   let closed = false;
-  // Only the bell, the WAL and the main file mark a commit or checkpoint;
-  // `-shm` and lock files change on reads too and would wake readers in a loop.
-  const written = new Set([DATABASE_FILE, `${DATABASE_FILE}-wal`]);
 
   const hint = (): void => {
-    if (walTimer !== undefined) clearTimeout(walTimer);
-    walTimer = undefined;
     for (const wake of [...wakers]) wake();
     for (const listener of [...listeners]) listener();
   };
 
   const ensureWatcher = (): void => {
     if (watcher !== undefined || closed) return;
-    try {
-      const w = watch(dataDir, { persistent: false }, (_event, filename) => {
-        const name = filename?.toString();
-        // Some platforms do not name the file: treat it as a bell.
-        if (name === undefined || name === BELL_FILE) return hint();
-        if (!written.has(name) || walTimer !== undefined) return;
-        walTimer = setTimeout(hint, WAL_HINT_DELAY_MS);
-        walTimer.unref();
-      });
-      w.on('error', () => {
+    const listen = (event: string): void => {
+      // Removed or replaced: this watch follows the old file, which nobody rings again.
+      // Watch the file at that path now (a ring may have made it: hear it as one).
+      if (event === 'rename') {
         w.close();
-        if (watcher === w) watcher = undefined;
-      });
-      w.unref();
-      watcher = w;
+        if (watcher === w) {
+          watcher = undefined;
+          ensureWatcher();
+        }
+      }
+      hint();
+    };
+    // Assigned before any event can arrive: events come on a later turn of the event loop.
+    let w: FSWatcher;
+    try {
+      try {
+        w = watch(bell, { persistent: false }, listen);
+      } catch (error) {
+        // A file must exist to be watched; ringing would create it, and so may we.
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || !createBell(bell)) return;
+        w = watch(bell, { persistent: false }, listen);
+      }
     } catch {
       // No watch here (e.g. the platform or file system lacks it): the poll still works.
+      return;
     }
+    w.on('error', () => {
+      w.close();
+      if (watcher === w) watcher = undefined;
+    });
+    w.unref();
+    watcher = w;
   };
   ensureWatcher();
 
@@ -160,8 +166,6 @@ export function createChangeWaiter(dataDir: string, pollMs = POLL_INTERVAL_MS): 
       closed = true;
       watcher?.close();
       watcher = undefined;
-      if (walTimer !== undefined) clearTimeout(walTimer);
-      walTimer = undefined;
       wakers.clear();
       listeners.clear();
     },

@@ -34,7 +34,7 @@ export async function asPerson<T>(base: Omit<BusContext, 'owner' | 'processIdent
 /**
  * asPerson on a database opened for this one operation, closed (with its log) afterwards. A
  * committed message rings the bell, as `agentbus mcp` does, so a peer's waiting receive, channel
- * push and inbox hear it at once rather than at the WAL hint or the poll.
+ * push and inbox hear it at once rather than at the poll.
  */
 export async function withPersonContext<T>(config: Config, io: CliIo, name: string, use: (ctx: BusContext, as: string) => Promise<T>): Promise<T> {
   const { db } = await openBusDatabase(config, io);

@@ -202,7 +202,7 @@ export function createInboxMonitor(options: InboxMonitorOptions): InboxMonitor {
     ctx.log.warn(message, { error: (error as Error).message });
   };
 
-  // Hints arrive in bursts (every WAL frame write): one look per turn of the event loop.
+  // Hints can arrive in bursts (several rings, from several processes): one look per turn of the event loop.
   const onHint = (): void => {
     if (scheduled || closed) return;
     scheduled = true;

@@ -49,8 +49,8 @@ export function createStorageStop(log: Logger, stderr: Writable | undefined): St
       return stopped !== undefined;
     },
     guard: (waiter) => ({
-      async waitForChange(untilMs, signal) {
-        await waiter.waitForChange(untilMs, signal);
+      async waitForChange(maxMs, signal) {
+        await waiter.waitForChange(maxMs, signal);
         const refused = check();
         if (refused !== undefined) throw refused;
       },

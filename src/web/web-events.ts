@@ -52,7 +52,7 @@ export function startEventHub(db: Database, waiter: ChangeWaiter, readState: () 
 
   const loop = (async () => {
     while (!stop.signal.aborted) {
-      await waiter.waitForChange(Date.now() + STATE_EVERY_MS, stop.signal);
+      await waiter.waitForChange(STATE_EVERY_MS, stop.signal);
       if (stop.signal.aborted) continue;
       try {
         if (clients.size === 0) {

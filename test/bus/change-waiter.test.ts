@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BELL_FILE, createChangeWaiter, createPollingWaiter, ringBell, type ChangeWaiter } from '../../src/bus/change-waiter.js';
 import { createChannel, subscribe } from '../../src/bus/channels.js';
@@ -13,15 +15,43 @@ import { createBus } from '../support/bus.js';
 const FAR = 10 * 60_000;
 
 describe('change waiter', () => {
-  it('wakes when another connection commits', async () => {
+  it('wakes on the bell rung after another connection commits, and not on the commit writing the database files', async () => {
     const bus = await createBus();
     const [a, b] = await Promise.all([bus.process('A'), bus.process('B')]);
     const waiter = createChangeWaiter(bus.dir, FAR);
     try {
-      const waiting = waiter.waitForChange(FAR);
-      setTimeout(() => register(b, { name: 'Kim' }), 20);
+      let woken = false;
+      const waiting = waiter.waitForChange(FAR).then(() => (woken = true));
+      // A commit that does not ring (a registration): -wal, -shm and the wasm lock table change.
+      register(b, { name: 'Kim' });
+      register(b, { name: 'Lee' });
+      await new Promise((r) => setTimeout(r, 300));
+      expect(woken, 'woken by writes to the database files').toBe(false);
+      ringBell(bus.dir);
       await waiting;
-      expect(a.db.get('SELECT count(*) AS n FROM sessions')).toEqual({ n: 1 });
+      expect(a.db.get('SELECT count(*) AS n FROM sessions')).toEqual({ n: 2 });
+    } finally {
+      waiter.close();
+    }
+  });
+
+  it('keeps hearing the bell after the file is removed or replaced', async () => {
+    const bus = await createBus();
+    const waiter = createChangeWaiter(bus.dir, FAR);
+    const bell = join(bus.dir, BELL_FILE);
+    try {
+      expect(existsSync(bell), 'the waiter creates the bell it watches').toBe(true);
+      rmSync(bell);
+      await new Promise((r) => setTimeout(r, 100));
+      const afterRemoval = waiter.waitForChange(FAR);
+      setTimeout(() => ringBell(bus.dir), 20);
+      await afterRemoval;
+      writeFileSync(`${bell}.new`, '');
+      renameSync(`${bell}.new`, bell);
+      await new Promise((r) => setTimeout(r, 100));
+      const afterReplace = waiter.waitForChange(FAR);
+      setTimeout(() => ringBell(bus.dir), 20);
+      await afterReplace;
     } finally {
       waiter.close();
     }
@@ -102,7 +132,7 @@ describe('change waiter', () => {
   });
 
   it('every message another process commits and announces wakes a waiting receive, with no help from the poll', async () => {
-    // The WAL hint alone fires while the writer is still writing frames, before the commit is
+    // A watch of the WAL fires while the writer is still writing frames, before the commit is
     // visible; a reader woken by it could look too early and sleep until the poll. The bell
     // rings after the commit, so with a poll far beyond the test, every wake must find its message.
     const bus = await createBus({ receive_max_wait_seconds: 60 });
