@@ -9,7 +9,7 @@
 // configured (cleanup every 60 s by default).
 //
 // Each server runs with scripts/soak-probe.js preloaded, which samples RSS,
-// V8 heap, file descriptors and live SQLite statements in the server itself;
+// V8 heap, file descriptors, CPU time and live SQLite statements in the server itself;
 // this script adds the -wal size. Printed: a table over time (one row per
 // --table-every samples, per driver the maximum over its processes, -wal and
 // statements summed) and a summary per process role: start, end, max, and the
@@ -233,6 +233,8 @@ const METRICS = [
   { key: 'rssAnon', label: 'RSS anon MiB', scale: MIB, digits: 1 },
   { key: 'rssFile', label: 'RSS file MiB', scale: MIB, digits: 1 },
   { key: 'fds', label: 'fds', scale: 1, digits: 0 },
+  // Its slope per hour is CPU seconds per hour: 36 is 1% of a core.
+  { key: 'cpuSeconds', label: 'CPU s used', scale: 1, digits: 1 },
   { key: 'liveStatements', label: 'live statements', scale: 1, digits: 0 },
 ];
 

@@ -2,7 +2,7 @@
 // (`node --import scripts/soak-probe.js scripts/soak-server.js mcp`): the server is
 // the real one; this only watches it. Every SOAK_PROBE_INTERVAL_MS it appends
 // one JSON line to SOAK_PROBE_FILE: RSS, V8 heap, external/array buffers, open
-// file descriptors, live SQLite statements, resident memory by kind of mapping
+// file descriptors, CPU time used so far, live SQLite statements, resident memory by kind of mapping
 // (JIT code, anonymous, file-backed) and, on wasm, the size of the wasm memory.
 //
 // Live statements: on wasm, statements prepared through the driver and not yet
@@ -118,6 +118,7 @@ async function sample() {
     external: m.external,
     arrayBuffers: m.arrayBuffers,
     fds: fdCount(),
+    cpuSeconds: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
     liveStatements: live,
     preparedStatements: prepared,
     ...rssByMapping(),
