@@ -4,12 +4,13 @@
  * harness: the inbox finds the servers' names through the process tree.
  */
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli, type CliRun } from '../cli/cli-process.js';
+import { cliEnv, runCli, type CliRun } from '../cli/cli-process.js';
 import { fixturePath } from '../support/child-process.js';
-import { startMcp, type McpProcess } from '../support/mcp-process.js';
+import { AGENTBUS_BIN, startMcp, type McpProcess } from '../support/mcp-process.js';
 import { tempDir, testDriverName } from '../support/test-driver.js';
 
 type Json = Record<string, any>;
@@ -171,6 +172,24 @@ describe('agentbus inbox', () => {
       other.stdin.end();
       other.kill();
     }
+  });
+
+  it('answers a harness that writes its hook JSON and never closes stdin, then exits on its own', async () => {
+    const { dir, a, b } = await setup();
+    await a.call('send', { as: 'Ann', channel: 'general', content: 'hello Kim' });
+    await b.call('list_channels', { as: 'Kim' });
+    const child = spawn(process.execPath, [AGENTBUS_BIN, 'inbox', '--hook'], { env: cliEnv(dir), cwd: dir, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    const closed = once(child, 'close');
+    child.stdin.write(JSON.stringify({ hook_event_name: 'PostToolUse', session_id: 'open-stdin' }));
+    // stdin stays open: the command stops waiting for its end (3 s), answers from what it read, and
+    // exits although the pipe is still open. (A read of it left in flight on the thread pool would
+    // keep even process.exit() from ending the process: that is why it is read as a stream.)
+    const [code] = (await closed) as [number | null];
+    child.stdin.destroy();
+    expect(code).toBe(0);
+    expect((JSON.parse(stdout) as Json).hookSpecificOutput.additionalContext).toContain('"hello Kim"');
   });
 
   it('never breaks its harness: bad flags, bad config, garbage input, a dead server -> nothing on stdout, exit 0', async () => {
