@@ -2,7 +2,7 @@
 // The agentbus executable: runs the bundle that scripts/build.js makes from src/
 // (dist/bundle/; `npm ci` and `npm pack` build it). CommonJS, as is the bundle
 // (bin/package.json says so while the path stays the one users configured): a
-// process that loads no ES module never starts Node's ESM loader, a quarter of
+// process that loads no ES module never starts Node's ESM loader, about 15% of
 // a hook command's run on Node 20.
 'use strict';
 const module_ = require('node:module');

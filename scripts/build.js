@@ -118,8 +118,8 @@ const result = await esbuild.build({
   bundle: true,
   splitting: false,
   // CommonJS, not ESM: a process whose code is all CommonJS never starts Node's ESM loader,
-  // which costs a hook command about a quarter of its run on Node 20 and an eighth on Node 22
-  // (bench:startup). Every import() becomes a require(), so nothing starts it later either.
+  // which cost a hook command about 15% of its wall time on Node 20 and 5% on Node 22
+  // (bench:startup, docs/performance.md). Every import() becomes a require(), so nothing starts it later either.
   format: 'cjs',
   outExtension: { '.js': '.cjs' },
   supported: { 'dynamic-import': false },

@@ -1,7 +1,7 @@
 /**
  * What a command loads decides how fast it starts, and hooks start after every
  * tool call. The bundles and bin/agentbus.js are CommonJS, so a process that
- * stays in them never starts Node's ESM loader (a quarter of a hook command's
+ * stays in them never starts Node's ESM loader (about 15% of a hook command's
  * run on Node 20; docs/performance.md). An ES module or an import() slipped
  * into the build would start it again without failing anything else: these
  * runs catch that, for the hook commands and for a server's whole life
