@@ -109,6 +109,7 @@ function fdCount() {
 
 async function sample() {
   const m = process.memoryUsage();
+  const cpu = process.cpuUsage();
   const line = {
     t: Date.now(),
     pid: process.pid,
@@ -118,7 +119,7 @@ async function sample() {
     external: m.external,
     arrayBuffers: m.arrayBuffers,
     fds: fdCount(),
-    cpuSeconds: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
     liveStatements: live,
     preparedStatements: prepared,
     ...rssByMapping(),
