@@ -11,8 +11,14 @@
  * name taken over by another process (the owner differs), a reset; and a
  * wall-clock jump never ends a live holder's reservations through its
  * session.
+ *
+ * Expiry is measured on the maker's monotonic clock wherever the reader
+ * reads the same clock (sql/0008): a wall clock set forward never ends a
+ * claim early, one set back never keeps it past its ttl. Only a reader on
+ * another clock, or a row written before that migration or by an older
+ * agentbus, goes by the wall-clock `expires_at`.
  */
-import type { Clock } from '../clock.js';
+import { monotonicScope, type Clock } from '../clock.js';
 import type { Database } from '../db/database.js';
 import { HOLDER_COLUMNS, judgeHolder, observer, type SessionHolder } from './session-liveness.js';
 
@@ -30,7 +36,12 @@ export interface ReservationRow {
   readonly reason: string | null;
   /** When the holder first reserved this pattern (kept across renewals), ms. */
   readonly reserved_at: number;
-  /** When it ends unless renewed, ms. */
+  /**
+   * When it ends unless renewed, ms on the reader's wall clock: for a row
+   * whose expiry this reader can measure on its monotonic clock, now plus
+   * what is left of it (so it agrees with the judgement after a wall-clock
+   * jump); otherwise as stored.
+   */
   readonly expires_at: number;
 }
 
@@ -62,7 +73,29 @@ function liveSessions(db: Database, view: LiveView): string {
 const SESSION_LIVE_SQL = `EXISTS (SELECT 1 FROM json_each(:live_sessions) j
   WHERE json_extract(j.value, '$[0]') = r.holder AND json_extract(j.value, '$[1]') = r.owner)`;
 
-const COLUMNS = 'r.repository, r.pattern, r.holder, r.exclusive, r.reason, r.reserved_at, r.expires_at';
+/**
+ * The SQL that tells an unexpired reservation `r` and the wall-clock time it
+ * ends, for the reader `view`, with their parameters. Before sql/0008 (the
+ * guard reads without migrating) there is no monotonic expiry to read.
+ */
+function expiry(db: Database, view: LiveView): { unexpired: string; endsAt: string; params: Record<string, number | string> } {
+  const now = view.clock.now();
+  const monotonic = db.get("SELECT 1 AS present FROM pragma_table_info('reservations') WHERE name = 'expires_mono'") !== undefined;
+  if (!monotonic) return { unexpired: 'r.expires_at > :now', endsAt: 'r.expires_at', params: { now } };
+  const same = 'r.clock_domain = :scope AND r.expires_mono IS NOT NULL';
+  return {
+    unexpired: `(CASE WHEN ${same} THEN r.expires_mono > :mono ELSE r.expires_at > :now END)`,
+    endsAt: `(CASE WHEN ${same} THEN :now + (r.expires_mono - :mono) ELSE r.expires_at END)`,
+    params: { now, mono: view.clock.monotonic(), scope: monotonicScope(view.clock, view.owner) },
+  };
+}
+
+/** What a new or renewed reservation stores for its expiry `ttlMs` from now, on both clocks. */
+export function expiryColumns(view: LiveView, ttlMs: number): { expires_at: number; clock_domain: string; expires_mono: number } {
+  return { expires_at: view.clock.now() + ttlMs, clock_domain: monotonicScope(view.clock, view.owner), expires_mono: view.clock.monotonic() + ttlMs };
+}
+
+const COLUMNS = 'r.repository, r.pattern, r.holder, r.exclusive, r.reason, r.reserved_at';
 
 export interface LiveQuery {
   /** Only this repository; every repository when absent. */
@@ -77,11 +110,15 @@ export function liveReservations(db: Database, view: LiveView, query: LiveQuery 
     query.repository === undefined ? '' : ' AND r.repository = :repository',
     query.exclusiveOnly === true ? ' AND r.exclusive = 1' : '',
   ].join('');
-  return db.all<ReservationRow>(`SELECT ${COLUMNS} FROM reservations r WHERE r.expires_at > :now AND ${SESSION_LIVE_SQL}${where} ORDER BY r.repository, r.pattern, r.holder`, {
-    now: view.clock.now(),
-    live_sessions: liveSessions(db, view),
-    ...(query.repository === undefined ? {} : { repository: query.repository }),
-  });
+  const ends = expiry(db, view);
+  return db.all<ReservationRow>(
+    `SELECT ${COLUMNS}, ${ends.endsAt} AS expires_at FROM reservations r WHERE ${ends.unexpired} AND ${SESSION_LIVE_SQL}${where} ORDER BY r.repository, r.pattern, r.holder`,
+    {
+      ...ends.params,
+      live_sessions: liveSessions(db, view),
+      ...(query.repository === undefined ? {} : { repository: query.repository }),
+    },
+  );
 }
 
 /**
@@ -92,12 +129,13 @@ export function liveReservations(db: Database, view: LiveView, query: LiveQuery 
  * gone rather than overlapping someone who reserved meanwhile.
  */
 export function deleteDeadReservations(db: Database, view: LiveView, limit: number, repository?: string): number {
+  const ends = expiry(db, view);
   return db.run(
     `DELETE FROM reservations WHERE (repository, holder, pattern) IN (
        SELECT r.repository, r.holder, r.pattern FROM reservations r
-       WHERE ${repository === undefined ? '' : 'r.repository = :repository AND '}NOT (r.expires_at > :now AND ${SESSION_LIVE_SQL})
+       WHERE ${repository === undefined ? '' : 'r.repository = :repository AND '}NOT (${ends.unexpired} AND ${SESSION_LIVE_SQL})
        LIMIT :limit)`,
-    { now: view.clock.now(), live_sessions: liveSessions(db, view), limit, ...(repository === undefined ? {} : { repository }) },
+    { ...ends.params, live_sessions: liveSessions(db, view), limit, ...(repository === undefined ? {} : { repository }) },
   ).changes;
 }
 

@@ -20,7 +20,7 @@ import type { BusContext } from './bus-context.js';
 import { BusError } from './bus-error.js';
 import { AsField, heartbeat, requireSession } from './identity.js';
 import { checkPattern, compiledOverlap, compilePattern, PATTERN_MAX_LENGTH } from './reservations-patterns.js';
-import { deleteDeadReservations, liveReservations, type ReservationRow } from './reservations-live.js';
+import { deleteDeadReservations, expiryColumns, liveReservations, type ReservationRow } from './reservations-live.js';
 import { cleanGitEnv, findRepository, RepositoryLookupError, type Repository } from './reservations-repository.js';
 import { isoTime } from './time.js';
 import { invalid, parseInput } from './validate.js';
@@ -266,7 +266,7 @@ export function reserve(ctx: BusContext, rawInput: unknown): ReserveResult {
         `you would hold ${mine.size + added} reservations in this repository, more than ${MAX_RESERVATIONS_PER_HOLDER}; release some, or reserve a directory or glob instead of single files`,
       );
     }
-    const expiresAt = now + input.ttl_seconds * 1000;
+    const expiry = expiryColumns(ctx, input.ttl_seconds * 1000);
     const renewed: string[] = [];
     const reservations: Reservation[] = [];
     for (const pattern of patterns) {
@@ -279,15 +279,15 @@ export function reserve(ctx: BusContext, rawInput: unknown): ReserveResult {
         exclusive: exclusiveOf(pattern) ? 1 : 0,
         reason: input.reason ?? held?.reason ?? null,
         reserved_at: held?.reserved_at ?? now,
-        expires_at: expiresAt,
+        expires_at: expiry.expires_at,
       };
       db.run(
-        `INSERT INTO reservations (repository, pattern, holder, owner, exclusive, reason, reserved_at, expires_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO reservations (repository, pattern, holder, owner, exclusive, reason, reserved_at, expires_at, clock_domain, expires_mono)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (repository, holder, pattern) DO UPDATE SET
-           owner = excluded.owner, exclusive = excluded.exclusive, reason = excluded.reason,
-           reserved_at = excluded.reserved_at, expires_at = excluded.expires_at`,
-        [row.repository, row.pattern, row.holder, ctx.owner, row.exclusive, row.reason, row.reserved_at, row.expires_at],
+           owner = excluded.owner, exclusive = excluded.exclusive, reason = excluded.reason, reserved_at = excluded.reserved_at,
+           expires_at = excluded.expires_at, clock_domain = excluded.clock_domain, expires_mono = excluded.expires_mono`,
+        [row.repository, row.pattern, row.holder, ctx.owner, row.exclusive, row.reason, row.reserved_at, row.expires_at, expiry.clock_domain, expiry.expires_mono],
       );
       reservations.push(toReservation(row));
     }

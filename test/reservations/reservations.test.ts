@@ -145,6 +145,53 @@ describe('reserve, renew, release, list (in process, real database and git)', ()
     expect(listReservations(running, { as: 'Alice', mine: true }).reservations.map((r) => r.pattern)).toEqual(['src/**']);
   });
 
+  it('a ttl runs on the monotonic clock: a wall clock set forward ends no claim early, one set back keeps none past its ttl', async () => {
+    const repo = gitRepo();
+    const bus = await createBus();
+    // Alice's process is alive, so her name (and so her claims) is held whatever the clocks say: only the ttl can end them.
+    const a = await bus.process('owner-a', { workingDirectory: repo, processIdentity: currentProcess() });
+    const b = await bus.process('owner-b', { workingDirectory: repo, processIdentity: currentProcess() });
+    register(a, { name: 'Alice' });
+    register(b, { name: 'Bob' });
+    const maintenance = createMaintenance({ db: b.db, config: bus.config, clock: bus.clock, log: b.log, owner: 'owner-b', processIdentity: undefined });
+
+    reserve(a, { as: 'Alice', paths: ['src/**'], ttl_seconds: 600 });
+    bus.clock.advance(100_000);
+    bus.clock.jump(2 * 3_600_000);
+    // 500 s of the 600 are left, whatever the wall clock reads.
+    expect((await expectError(() => reserve(b, { as: 'Bob', paths: ['src/a.ts'] }), BusError)).code).toBe('conflict');
+    expect((await maintenance.runTick()).steps.find((s) => s.name === 'reservations')?.rows).toBe(0);
+    expect(listReservations(b, { as: 'Bob' }).reservations.map((r) => [r.pattern, r.expires_at])).toEqual([['src/**', new Date(bus.clock.ms + 500_000).toISOString()]]);
+    bus.clock.advance(500_000);
+    expect(listReservations(b, { as: 'Bob' }).reservations).toEqual([]);
+    expect(reserve(b, { as: 'Bob', paths: ['src/a.ts'], ttl_seconds: 3_600 }).reservations).toHaveLength(1);
+
+    reserve(a, { as: 'Alice', paths: ['docs/**'], ttl_seconds: 600 });
+    bus.clock.jump(-2 * 3_600_000);
+    bus.clock.advance(600_000);
+    // By the wall clock the claim has 2 h left; by the clock that measures its ttl it is over.
+    expect(listReservations(b, { as: 'Bob' }).reservations.map((r) => r.pattern)).toEqual(['src/a.ts']);
+    expect(reserve(b, { as: 'Bob', paths: ['docs/a.md'], ttl_seconds: 600 }).reservations).toHaveLength(1);
+  });
+
+  it('a reservation without a monotonic expiry (an older agentbus wrote it) or from another monotonic clock ends by the wall clock', async () => {
+    const repo = gitRepo();
+    const { bus, a, b } = await twoAgents(repo);
+    reserve(a, { as: 'Alice', paths: ['src/**'], ttl_seconds: 600 });
+    reserve(a, { as: 'Alice', paths: ['docs/**'], ttl_seconds: 600 });
+    a.db.run("UPDATE reservations SET clock_domain = NULL, expires_mono = NULL WHERE pattern = 'src/**'");
+    a.db.run("UPDATE reservations SET clock_domain = 'another-boot', expires_mono = 1 WHERE pattern = 'docs/**'");
+    bus.clock.advance(1_000);
+    heartbeat(a);
+    expect(listReservations(b, { as: 'Bob' }).reservations.map((r) => [r.pattern, r.expires_at])).toEqual([
+      ['docs/**', new Date(bus.clock.ms + 599_000).toISOString()],
+      ['src/**', new Date(bus.clock.ms + 599_000).toISOString()],
+    ]);
+    bus.clock.jump(599_001);
+    heartbeat(a);
+    expect(listReservations(b, { as: 'Bob' }).reservations).toEqual([]);
+  });
+
   it('a reservation belongs to the process that holds the name: a name taken over by another process does not inherit it', async () => {
     const repo = gitRepo();
     const { bus, a } = await twoAgents(repo);
