@@ -70,9 +70,16 @@ export function inboxFileName(harness: ProcessIdentity, server: ProcessIdentity)
 /** Writes `file` whole (0600, folder 0700), replacing the previous version in one rename. */
 export function writeInboxFile(dataDir: string, name: string, file: InboxFile): void {
   const dir = inboxDir(dataDir);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
   const temporary = join(dir, `.${name}.${process.pid}.tmp`);
-  writeFileSync(temporary, `${JSON.stringify(file)}\n`, { mode: 0o600 });
+  const text = `${JSON.stringify(file)}\n`;
+  try {
+    writeFileSync(temporary, text, { mode: 0o600 });
+  } catch (error) {
+    // The folder is made on the first write (and again if someone removed it), not before every write.
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    writeFileSync(temporary, text, { mode: 0o600 });
+  }
   renameSync(temporary, join(dir, name));
 }
 

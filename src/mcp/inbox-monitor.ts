@@ -8,6 +8,14 @@
  * call (the server calls refresh before the result goes out), when a
  * coalesced push falls due, and on a one-second poll as the floor. A look is
  * one read transaction; the file is rewritten only when its content changes.
+ * After a tool call it is rewritten at once: a hook runs right after the call
+ * and must not report what the call delivered. Other changes are written at
+ * most once per INBOX_WRITE_INTERVAL_MS, the newest content last, and wait
+ * while a receive of this process is in flight (its answer rewrites the file
+ * anyway): on a busy bus every commit changes the file, and a whole-file
+ * write and rename per commit and per server was most of a receiving
+ * server's time (docs/performance.md, "Soak"). A hook sees a new message
+ * that much later, never a delivered one as unread.
  *
  * Push rules: the messages a name had unread when this process first saw
  * the subscription are not pushed (register reports them); at most one event
@@ -26,6 +34,8 @@ import { channelNotification, type ChannelNotification } from './channel-push.js
 
 /** The floor: how long a change nobody announced can go unnoticed. */
 export const INBOX_POLL_MS = 1000;
+/** Changes no tool call asked for reach the inbox file at most this often. */
+export const INBOX_WRITE_INTERVAL_MS = 250;
 /** At most one channel event per subscription in this interval. */
 export const PUSH_INTERVAL_MS = 2000;
 /** Characters of the newest message kept in the inbox file. */
@@ -49,10 +59,11 @@ export interface InboxMonitorOptions {
   readonly usable?: () => boolean;
   readonly pollMs?: number;
   readonly pushIntervalMs?: number;
+  readonly writeIntervalMs?: number;
 }
 
 export interface InboxMonitor {
-  /** Looks now: call after anything that may change what is unread, before answering. Never throws. */
+  /** Looks now and writes the inbox file at once: call after anything that may change what is unread, before answering. Never throws. */
   refresh(): void;
   /** Marks `name` as inside a receive (no pushes) until the returned function is called. */
   enterReceive(name: string): () => void;
@@ -97,12 +108,17 @@ export function createInboxMonitor(options: InboxMonitorOptions): InboxMonitor {
   const { ctx, dataDir, push } = options;
   const pollMs = options.pollMs ?? INBOX_POLL_MS;
   const pushIntervalMs = options.pushIntervalMs ?? PUSH_INTERVAL_MS;
+  const writeIntervalMs = options.writeIntervalMs ?? INBOX_WRITE_INTERVAL_MS;
   const serverText = formatProcessIdentity(options.server);
   const harnessText = options.harness === undefined ? undefined : formatProcessIdentity(options.harness);
   const fileName = options.harness === undefined ? undefined : inboxFileName(options.harness, options.server);
   const receiving = new Map<string, number>();
   const marks = new Map<string, PushMark>();
   let written: string | undefined;
+  /** Content a look found that is not written yet, and when the last write was (monotonic ms). */
+  let pending: NameState[] | undefined;
+  let lastWriteAt = -Infinity;
+  let writeTimer: NodeJS.Timeout | undefined;
   let closed = false;
   let scheduled = false;
   let dueTimer: NodeJS.Timeout | undefined;
@@ -110,7 +126,7 @@ export function createInboxMonitor(options: InboxMonitorOptions): InboxMonitor {
 
   const markKey = (name: string, channel: string): string => `${name}\u0000${channel}`;
 
-  const look = (): NameState[] =>
+  const readNames = (): NameState[] =>
     ctx.db.read(() =>
       ctx.db
         .all<{ sender: string }>('SELECT sender FROM sessions WHERE owner = ? ORDER BY sender', [ctx.owner])
@@ -129,6 +145,38 @@ export function createInboxMonitor(options: InboxMonitorOptions): InboxMonitor {
     if (text === written) return;
     writeInboxFile(dataDir, fileName, file);
     written = text;
+    lastWriteAt = ctx.clock.monotonic();
+  };
+
+  const writeNow = (names: NameState[]): void => {
+    pending = undefined;
+    if (writeTimer !== undefined) clearTimeout(writeTimer);
+    writeTimer = undefined;
+    try {
+      writeFile(names);
+    } catch (error) {
+      logFailure('writing the inbox file failed', error);
+    }
+  };
+
+  /**
+   * Writes `names` now if the last write is old enough and no receive is in
+   * flight, else after one interval at most, superseded by anything newer.
+   */
+  const writeSoon = (names: NameState[]): void => {
+    if (fileName === undefined) return;
+    const wait = receiving.size > 0 ? writeIntervalMs : lastWriteAt + writeIntervalMs - ctx.clock.monotonic();
+    if (wait <= 0) {
+      writeNow(names);
+      return;
+    }
+    pending = names;
+    if (writeTimer !== undefined) return;
+    writeTimer = setTimeout(() => {
+      writeTimer = undefined;
+      if (pending !== undefined && !closed) writeNow(pending);
+    }, wait);
+    writeTimer.unref();
   };
 
   const schedulePushAt = (at: number): void => {
@@ -172,7 +220,8 @@ export function createInboxMonitor(options: InboxMonitorOptions): InboxMonitor {
     if (nextDue !== Infinity) schedulePushAt(nextDue);
   };
 
-  const refresh = (): void => {
+  /** Looks now; `urgent` (a tool call is about to answer) writes the file at once. */
+  const look = (urgent: boolean): void => {
     if (closed) return;
     // A replaced database is neither read nor reported on: no look, no event, and no inbox file left promising messages.
     if (options.usable?.() === false) {
@@ -181,19 +230,17 @@ export function createInboxMonitor(options: InboxMonitorOptions): InboxMonitor {
     }
     let names: NameState[];
     try {
-      names = look();
+      names = readNames();
     } catch (error) {
       // Busy, reset or damaged: the next look tries again; the old file stays (a hint, never a receipt).
       logFailure('inbox look failed', error);
       return;
     }
-    try {
-      writeFile(names);
-    } catch (error) {
-      logFailure('writing the inbox file failed', error);
-    }
+    if (urgent) writeNow(names);
+    else writeSoon(names);
     pushFrom(names);
   };
+  const refresh = (): void => look(false);
 
   const logFailure = (message: string, error: unknown): void => {
     const now = ctx.clock.monotonic();
@@ -227,6 +274,8 @@ export function createInboxMonitor(options: InboxMonitorOptions): InboxMonitor {
     stopListening();
     clearInterval(poll);
     if (dueTimer !== undefined) clearTimeout(dueTimer);
+    if (writeTimer !== undefined) clearTimeout(writeTimer);
+    pending = undefined;
     if (fileName !== undefined && written !== undefined) {
       try {
         removeInboxFile(dataDir, fileName);
@@ -238,7 +287,7 @@ export function createInboxMonitor(options: InboxMonitorOptions): InboxMonitor {
   };
 
   return {
-    refresh,
+    refresh: () => look(true),
     enterReceive(name) {
       receiving.set(name, (receiving.get(name) ?? 0) + 1);
       let left = false;
