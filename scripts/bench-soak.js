@@ -8,8 +8,9 @@
 // Sends are open loop (started on schedule, not after the previous answer). The maintenance tick runs as
 // configured (cleanup every 60 s by default).
 //
-// Each server runs with scripts/soak-probe.js preloaded, which samples RSS,
-// V8 heap, file descriptors, CPU time and live SQLite statements in the server itself;
+// Each server runs with scripts/soak-probe.js preloaded, which samples RSS (and
+// what of it is glibc malloc's, and the wasm memory's), V8 heap (young and old
+// generations), file descriptors, CPU time and live SQLite statements in the server itself;
 // this script adds the -wal size. Printed: a table over time (one row per
 // --table-every samples, per driver the maximum over its processes, -wal and
 // statements summed) and a summary per process role: start, end, max, and the
@@ -227,10 +228,14 @@ const METRICS = [
   { key: 'rss', label: 'RSS MiB', scale: MIB, digits: 1 },
   { key: 'heapUsed', label: 'heap used MiB', scale: MIB, digits: 1 },
   { key: 'heapTotal', label: 'heap total MiB', scale: MIB, digits: 1 },
+  { key: 'heapYoung', label: 'heap young MiB', scale: MIB, digits: 1 },
+  { key: 'heapOld', label: 'heap old MiB', scale: MIB, digits: 1 },
   { key: 'external', label: 'external MiB', scale: MIB, digits: 1 },
   { key: 'wasmMemory', label: 'wasm memory MiB', scale: MIB, digits: 1 },
+  { key: 'rssWasm', label: 'RSS wasm mem MiB', scale: MIB, digits: 1 },
   { key: 'rssCode', label: 'RSS code MiB', scale: MIB, digits: 1 },
   { key: 'rssAnon', label: 'RSS anon MiB', scale: MIB, digits: 1 },
+  { key: 'rssMalloc', label: 'RSS malloc MiB', scale: MIB, digits: 1 },
   { key: 'rssFile', label: 'RSS file MiB', scale: MIB, digits: 1 },
   { key: 'fds', label: 'fds', scale: 1, digits: 0 },
   // Its slope per hour is CPU seconds per hour: 36 is 1% of a core.
