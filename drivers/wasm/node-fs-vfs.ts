@@ -51,6 +51,7 @@ import {
   SQLITE_NOTFOUND,
   SQLITE_OK,
 } from './sqlite-codes.js';
+import { readCString } from './c-string.js';
 import type { Sqlite3 } from './sqlite-runtime.js';
 import { count } from './vfs-stats.js';
 
@@ -565,7 +566,7 @@ export function installNodeFsVfs(sqlite3: Sqlite3): NodeFsVfs {
       return openFile(pVfs, zName, pFile, flags, pOutFlags);
     },
     xDelete: layer.onVfs('xDelete', SQLITE_IOERR_DELETE, (_pVfs: number, zName: number) => {
-      const path = wasm.cstrToJs(zName);
+      const path = readCString(wasm, zName);
       try {
         unlinkSync(path);
         return SQLITE_OK;
@@ -574,7 +575,7 @@ export function installNodeFsVfs(sqlite3: Sqlite3): NodeFsVfs {
       }
     }),
     xAccess: layer.onVfs('xAccess', SQLITE_IOERR_ACCESS, (_pVfs: number, zName: number, flags: number, pOut: number) => {
-      const path = wasm.cstrToJs(zName);
+      const path = readCString(wasm, zName);
       let ok = false;
       try {
         if (flags === ACCESS_EXISTS) {
@@ -592,7 +593,7 @@ export function installNodeFsVfs(sqlite3: Sqlite3): NodeFsVfs {
       return SQLITE_OK;
     }),
     xFullPathname(_pVfs: number, zName: number, nOut: number, zOut: number): number {
-      const full = Buffer.from(resolve(wasm.cstrToJs(zName)), 'utf8');
+      const full = Buffer.from(resolve(readCString(wasm, zName)), 'utf8');
       if (full.length + 1 > nOut) return SQLITE_CANTOPEN;
       const heap8 = wasm.heap8u();
       heap8.set(full, zOut);
@@ -653,7 +654,7 @@ export function installNodeFsVfs(sqlite3: Sqlite3): NodeFsVfs {
       path = join(tmpdir(), `agentbus-sqlite-${randomBytes(8).toString('hex')}`);
       anonymous = true;
     } else {
-      path = wasm.cstrToJs(zName);
+      path = readCString(wasm, zName);
     }
     const writable = (flags & OPEN_READWRITE) !== 0;
     let oflags = writable ? fsc.O_RDWR : fsc.O_RDONLY;

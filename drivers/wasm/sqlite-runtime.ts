@@ -63,8 +63,6 @@ export interface SqliteWasm {
   poke64(p: number, v: bigint): void;
   /** Writes a value of a named C type, e.g. 'double'. */
   poke(p: number, v: number, type: string): void;
-  /** Decodes a NUL-terminated UTF-8 string. */
-  cstrToJs(p: number): string;
   /** Allocates a NUL-terminated copy of a string. */
   allocCString(s: string): number;
   /** Makes a JS function callable from C; returns its function pointer. */

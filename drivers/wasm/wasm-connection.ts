@@ -24,6 +24,7 @@ import { checkValue, StatementParameters, unsafeIntegerError } from '../../src/d
 import { VFS_NAME, type NodeFsVfs } from './node-fs-vfs.js';
 import { BusyWaiter } from './busy-wait.js';
 import { SQLITE_DONE, SQLITE_OK, SQLITE_ROW } from './sqlite-codes.js';
+import { readCString } from './c-string.js';
 import type { Sqlite3, SqliteExports, SqliteWasm } from './sqlite-runtime.js';
 
 const SQLITE_INTEGER = 1;
@@ -94,7 +95,7 @@ class Scratch {
  */
 function sqliteError(vfs: NodeFsVfs, e: SqliteExports, wasm: SqliteWasm, pDb: number, rc: number, dbPath: string): DbError {
   const code = pDb ? e.sqlite3_extended_errcode(pDb) || rc : rc;
-  const message = pDb ? wasm.cstrToJs(e.sqlite3_errmsg(pDb)) : wasm.cstrToJs(e.sqlite3_errstr(rc));
+  const message = pDb ? readCString(wasm, e.sqlite3_errmsg(pDb)) : readCString(wasm, e.sqlite3_errstr(rc));
   const cause = vfs.takeFailure(dbPath, code);
   return new DbError(dbErrorCodeFromSqlite(code), cause === undefined ? message : `${message}: ${cause.message}`, {
     sqliteCode: code,
@@ -376,7 +377,7 @@ class WasmStatement implements Statement {
       const e = this.#e;
       this.#parameters = new StatementParameters(e.sqlite3_bind_parameter_count(p), (i) => {
         const name = e.sqlite3_bind_parameter_name(p, i);
-        return name === 0 ? undefined : this.#wasm.cstrToJs(name);
+        return name === 0 ? undefined : readCString(this.#wasm, name);
       });
     }
     return this.#parameters;
@@ -442,7 +443,7 @@ class WasmStatement implements Statement {
     let names = this.#names;
     if (names === undefined || names.length !== n) {
       names = [];
-      for (let i = 0; i < n; i++) names.push(this.#wasm.cstrToJs(e.sqlite3_column_name(p, i)));
+      for (let i = 0; i < n; i++) names.push(readCString(this.#wasm, e.sqlite3_column_name(p, i)));
       this.#names = names;
     }
     const row: Row = {};

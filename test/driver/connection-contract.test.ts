@@ -165,6 +165,15 @@ describe('values going in', () => {
     conn.close();
   });
 
+  it('column names, parameter names and error messages keep non-ASCII text', async () => {
+    const conn = await connect();
+    const stmt = conn.prepare('SELECT :prénom AS "naïve 😀", 1 AS "日本"');
+    expect(stmt.get({ prénom: 'Zoë' })).toEqual({ 'naïve 😀': 'Zoë', 日本: 1 });
+    stmt.finalize();
+    expect(thrown(() => conn.prepare('SELECT * FROM "tâble😀"'), 'sql').message).toContain('tâble😀');
+    conn.close();
+  });
+
   it('text round-trips exactly through a table: non-BMP characters, combining marks, long text', async () => {
     const conn = await connect();
     conn.exec('CREATE TABLE t (v)');
