@@ -38,9 +38,9 @@ export interface ReservationRow {
   readonly reserved_at: number;
   /**
    * When it ends unless renewed, ms on the reader's wall clock: for a row
-   * whose expiry this reader can measure on its monotonic clock, now plus
-   * what is left of it (so it agrees with the judgement after a wall-clock
-   * jump); otherwise as stored.
+   * whose expiry this reader can measure on its monotonic clock and whose
+   * wall clock has jumped since (by more than a second), now plus what is
+   * left of it, so it agrees with the judgement; otherwise as stored.
    */
   readonly expires_at: number;
 }
@@ -73,6 +73,9 @@ function liveSessions(db: Database, view: LiveView): string {
 const SESSION_LIVE_SQL = `EXISTS (SELECT 1 FROM json_each(:live_sessions) j
   WHERE json_extract(j.value, '$[0]') = r.holder AND json_extract(j.value, '$[1]') = r.owner)`;
 
+/** A difference between the stored and the measured wall-clock end smaller than this is not a jump. */
+const JUMP_TOLERANCE_MS = 1_000;
+
 /**
  * The SQL that tells an unexpired reservation `r` and the wall-clock time it
  * ends, for the reader `view`, with their parameters. Before sql/0008 (the
@@ -83,9 +86,12 @@ function expiry(db: Database, view: LiveView): { unexpired: string; endsAt: stri
   const monotonic = db.get("SELECT 1 AS present FROM pragma_table_info('reservations') WHERE name = 'expires_mono'") !== undefined;
   if (!monotonic) return { unexpired: 'r.expires_at > :now', endsAt: 'r.expires_at', params: { now } };
   const same = 'r.clock_domain = :scope AND r.expires_mono IS NOT NULL';
+  // Read on the monotonic clock, the wall-clock end moves with each reading by a millisecond or so
+  // (the two clocks tick apart): the stored one is shown unless the wall clock has jumped.
+  const measured = ':now + (r.expires_mono - :mono)';
   return {
     unexpired: `(CASE WHEN ${same} THEN r.expires_mono > :mono ELSE r.expires_at > :now END)`,
-    endsAt: `(CASE WHEN ${same} THEN :now + (r.expires_mono - :mono) ELSE r.expires_at END)`,
+    endsAt: `(CASE WHEN ${same} AND abs(${measured} - r.expires_at) > ${JUMP_TOLERANCE_MS} THEN ${measured} ELSE r.expires_at END)`,
     params: { now, mono: view.clock.monotonic(), scope: monotonicScope(view.clock, view.owner) },
   };
 }
