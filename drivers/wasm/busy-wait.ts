@@ -45,7 +45,12 @@ export class BusyWaiter {
     if (attempt === 0) this.#episodeStart = now;
     const left = this.#episodeStart + this.timeoutMs - now;
     if (left <= 0) return 0;
-    const refusal = this.#source.takeRefusal();
+    // The file layer keeps the last refusal per runtime, not per connection: after an SQLITE_BUSY
+    // that no lock refused (SQLite's own, e.g. a snapshot gone stale) this may be another
+    // connection's, and one of a connection closed since cannot be read (it failed the wait at
+    // once). Such a wait only sleeps a little before the retry.
+    const taken = this.#source.takeRefusal();
+    const refusal = taken?.record.open === true ? taken : undefined;
     const conflicts = refusal?.conflicts;
     const until = now + Math.min(left, MAX_WAIT_MS);
     // Jitter so that waiters woken by one release do not all collide again.

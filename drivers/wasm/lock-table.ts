@@ -446,6 +446,11 @@ export class LockRecord implements KeptLease {
     }
   }
 
+  /** False once release() has given the record back: the table can no longer be read through it. */
+  get open(): boolean {
+    return this.#fd !== -1;
+  }
+
   /**
    * Clears every lock byte and gives the record back, under the admin lock.
    * The last connection that counts removes the table and the admin folder,

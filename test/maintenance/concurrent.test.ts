@@ -7,13 +7,6 @@ import { addChannel, addMessages, count, evictedBefore, ftsIntegrity } from '../
 import { testConfig } from '../support/test-config.js';
 
 const WRITER = 'writer-child.js';
-/**
- * What these tests check is which rows survive, not how long a lock waits: a
- * writer committing back to back can keep the tick's BEGIN IMMEDIATE waiting
- * past the default 5 s on a machine busy with other work (it failed so once
- * in CI at load 6 on 2 cores), so both sides wait longer here.
- */
-const BUSY_TIMEOUT_MS = 60_000;
 
 async function finish(child: ReturnType<typeof startFixture>): Promise<number[]> {
   const result = await waitForExit(child, 120_000);
@@ -24,11 +17,11 @@ async function finish(child: ReturnType<typeof startFixture>): Promise<number[]>
 
 describe('maintenance while another process sends', () => {
   it('age eviction in chunks loses no new message and leaves an exact gap boundary', async () => {
-    const { db, dir } = await testDb({ busyTimeoutMs: BUSY_TIMEOUT_MS });
+    const { db, dir } = await testDb();
     const config = testConfig(dir, { message_retention_hours: 1 });
     addChannel(db, 'a');
     const old = addMessages(db, 'a', 5_000, Date.now() - 2 * HOUR, (i) => `old message ${i}`);
-    const child = startFixture(WRITER, ['write', dir, 'a', '300', String(BUSY_TIMEOUT_MS)]);
+    const child = startFixture(WRITER, ['write', dir, 'a', '300']);
     await waitForLine(child, 'started');
 
     const report = await maintenanceFor(db, config, systemClock, { lockTargetMs: undefined }).runTick();
@@ -46,11 +39,11 @@ describe('maintenance while another process sends', () => {
   });
 
   it('capacity eviction under concurrent sends gets under target and keeps every survivor in order', async () => {
-    const { db, dir } = await testDb({ busyTimeoutMs: BUSY_TIMEOUT_MS });
+    const { db, dir } = await testDb();
     const config = testConfig(dir, { sqlite_budget_mib: 1 });
     addChannel(db, 'a');
     addMessages(db, 'a', 4_000, Date.now(), (i) => Array.from({ length: 60 }, (_, j) => `w${(i * 31 + j * 17) % 997}`).join(' '));
-    const child = startFixture(WRITER, ['write', dir, 'a', '300', String(BUSY_TIMEOUT_MS)]);
+    const child = startFixture(WRITER, ['write', dir, 'a', '300']);
     await waitForLine(child, 'started');
 
     const report = await maintenanceFor(db, config, systemClock, { lockTargetMs: undefined }).runTick();

@@ -13,9 +13,9 @@ export const HOUR = 3_600_000;
 /** The instant maintenance tests start their clocks at. */
 export const T0 = Date.UTC(2026, 0, 1);
 
-export async function testDb(options: { busyTimeoutMs?: number } = {}): Promise<{ db: Database; dir: string }> {
+export async function testDb(): Promise<{ db: Database; dir: string }> {
   const dir = tempDir();
-  const { db } = await openTestDatabase(dir, options);
+  const { db } = await openTestDatabase(dir);
   return { db, dir };
 }
 
