@@ -14,7 +14,7 @@
 // SOAK_PRAGMA_CACHED=1 replaces Database.pragma() with a version that goes
 // through the statement cache, to measure the bus without the known
 // statement-per-call leak of pragma() (owned by another change).
-import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { getHeapSpaceStatistics } from 'node:v8';
 
 const file = process.env.SOAK_PROBE_FILE;
@@ -78,7 +78,6 @@ if (Number(process.env.SOAK_ALLOCATION_PROFILE) > 0) {
     await post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
     setTimeout(async () => {
       const { profile } = await post('HeapProfiler.stopSampling');
-      const { writeFileSync } = await import('node:fs');
       writeFileSync(`${process.env.SOAK_ALLOCATION_DIR}/${driver}-${process.pid}.heapprofile`, JSON.stringify(profile));
     }, Number(process.env.SOAK_ALLOCATION_PROFILE) * 1000).unref();
   }, 60_000).unref();
