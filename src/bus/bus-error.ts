@@ -17,6 +17,10 @@ export type BusErrorCode =
   | 'disk_full'
   /** This user may not write the database's files (another user's files, file modes, a read-only file system). */
   | 'permission_denied'
+  /** Another process has the database in a way this one must wait out (the other lock protocol, a long write during set-up): it ends by itself. */
+  | 'database_in_use'
+  /** The database cannot be opened for another reason a person must fix (a foreign file, a newer schema, a driver that cannot load). */
+  | 'storage_unavailable'
   | 'internal';
 
 const RETRYABLE: Readonly<Record<BusErrorCode, boolean>> = {
@@ -31,6 +35,8 @@ const RETRYABLE: Readonly<Record<BusErrorCode, boolean>> = {
   database_corrupt: false,
   disk_full: false,
   permission_denied: false,
+  database_in_use: true,
+  storage_unavailable: false,
   internal: true,
 };
 

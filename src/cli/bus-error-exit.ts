@@ -20,6 +20,8 @@ const EXIT_OF: Readonly<Record<BusErrorCode, CliErrorCode>> = {
   database_corrupt: 'failed',
   disk_full: 'failed',
   permission_denied: 'failed',
+  database_in_use: 'refused',
+  storage_unavailable: 'failed',
 };
 
 /** Runs `operation`, turning a BusError into a CliError with its code in the message (`rate_limited: ...`). */

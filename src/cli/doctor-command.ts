@@ -12,6 +12,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { ConfigError, type Config } from '../config.js';
 import { databasePath, lostDatabaseMessage, openForInspection } from '../db/open-database.js';
 import { readFileState, type FileState } from '../db/file-header.js';
+import { lostSchemaMessage } from '../db/lost-database.js';
 import { permissionAdvice } from '../db/storage-error.js';
 import { changeDriverSetting, DRIVER_FOR_PROTOCOL, loadDriver } from '../db/select-driver.js';
 import { commandConfig, flagSet } from './cli-config.js';
@@ -171,6 +172,12 @@ async function checkDatabase(io: CliIo, config: Config | undefined, path: string
     }
     try {
       problems = integrityProblems(db);
+      // An intact file without its schema where a bus was is the emptied database too (src/db/lost-database.ts).
+      const lostSchema = problems.length === 0 ? lostSchemaMessage(db, dirname(path)) : undefined;
+      if (lostSchema !== undefined) {
+        checks.push({ name: 'integrity', status: 'problem', message: lostSchema });
+        return { checks };
+      }
     } finally {
       db.close();
     }

@@ -29,7 +29,8 @@ export async function mcpCommand(io: CliIo, flags: Record<string, unknown>): Pro
       homeDir: io.homeDir,
       cwd: io.cwd,
     });
-    await runMcp({
+    // 1 when the database never opened: stderr already holds why (a harness shows it as the server's failure).
+    return await runMcp({
       stdin: io.stdin,
       stdout: io.stdout,
       config,
@@ -45,5 +46,4 @@ export async function mcpCommand(io: CliIo, flags: Record<string, unknown>): Pro
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
   }
-  return 0;
 }

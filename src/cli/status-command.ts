@@ -2,11 +2,14 @@
  * `agentbus status`: what the bus looks like now, readable at a glance, or as
  * one JSON object with `--json`.
  */
+import { dirname } from 'node:path';
 import { liveReservations } from '../bus/reservations-live.js';
 import { repositoryLabel } from '../bus/reservations-repository.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
+import { DbError } from '../db/db-error.js';
+import { lostDatabaseMessage } from '../db/lost-database.js';
 import { embeddingBacklog } from '../embeddings/embedding-pass.js';
 import { capacityUsage } from '../maintenance/capacity.js';
 import { liveSessions } from '../maintenance/reset.js';
@@ -201,6 +204,9 @@ export async function statusCommand(io: CliIo, flags: Record<string, unknown>): 
   const { path, state } = databaseState(config);
   const now = io.clock.now();
   let report: StatusReport;
+  // An emptied file where a bus was is not "no database yet": say what happened and the choices (lost-database.ts).
+  const lost = lostDatabaseMessage(path, dirname(path), state);
+  if (lost !== undefined) throw new DbError('corrupt', lost);
   if (!databaseExists(state)) {
     report = await emptyReport(config, path);
   } else {

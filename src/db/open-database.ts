@@ -3,9 +3,9 @@
  * the file's lock protocol, creation, pragmas, and migrations, all under the
  * set-up lock so that concurrent openers see one outcome.
  */
-import { accessSync, chmodSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { accessSync, chmodSync, constants, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { backupDir, listBackups, restoreSteps } from './backups.js';
+import { listBackups, restoreSteps } from './backups.js';
 import { Database } from './database.js';
 import { DbError } from './db-error.js';
 import type { Connection, Driver, DriverName, LockProtocol } from './driver.js';
@@ -20,6 +20,7 @@ import {
 } from './migrations.js';
 import { convertFileProtocol } from './convert-protocol.js';
 import { describeHolders, surveyHolders } from './file-holders.js';
+import { lostDatabaseMessage, lostSchemaMessage } from './lost-database.js';
 import { registerOpener } from './opener-registry.js';
 import {
   changeDriverSetting,
@@ -33,6 +34,8 @@ import { isCertainlyDead, parseProcessIdentity } from './process-identity.js';
 import { setupLockDir, withSetupLock } from './setup-lock.js';
 import { refuseUnsupportedFileSystem } from './file-system-kind.js';
 import { permissionAdvice, storageError } from './storage-error.js';
+
+export { lostDatabaseMessage } from './lost-database.js';
 
 export const DATABASE_FILE = 'agentbus.db';
 /** The size a -wal file is cut back to when SQLite restarts it (journal_size_limit). */
@@ -61,6 +64,12 @@ export interface OpenDatabaseOptions {
   readonly migrationsDir?: string;
   /** The clock, in milliseconds since the epoch. */
   readonly now?: () => number;
+  /**
+   * A database that lost its content (lost-database.ts) becomes a new empty
+   * bus instead of being refused: `agentbus reset` sets it, on a person's
+   * confirmation. Nothing else may.
+   */
+  readonly replaceLost?: boolean;
 }
 
 export interface OpenedDatabase {
@@ -77,6 +86,16 @@ export function databasePath(dataDir: string): string {
   return join(resolve(dataDir), DATABASE_FILE);
 }
 
+/** Where `path` points when it is a symbolic link to nothing; undefined otherwise. */
+function danglingLinkTarget(path: string): string | undefined {
+  try {
+    if (!lstatSync(path).isSymbolicLink() || existsSync(path)) return undefined;
+    return resolve(dirname(path), readlinkSync(path));
+  } catch {
+    return undefined;
+  }
+}
+
 /** Creates the data directory if needed and proves this user can use it. */
 export function prepareDataDir(dataDir: string): string {
   const dir = resolve(dataDir);
@@ -84,6 +103,14 @@ export function prepareDataDir(dataDir: string): string {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
+    const target = danglingLinkTarget(dir);
+    if (target !== undefined) {
+      throw new DbError(
+        'cantopen',
+        `the data directory ${dir} is a symbolic link to ${target}, which does not exist: create it (\`mkdir -p ${target}\`), or remove the link, or set AGENTBUS_DATA_DIR to a directory`,
+        { error },
+      );
+    }
     const converted = storageError(error, dirname(dir));
     if (converted instanceof DbError && code !== 'EACCES' && code !== 'EPERM') throw converted;
     const why =
@@ -124,35 +151,26 @@ function checkFileAccess(path: string): void {
   }
 }
 
-/**
- * An empty file, or one that is not SQLite at all, where backups show a bus
- * used to be (or a WAL beside an empty file): the database lost its content
- * (truncated, overwritten). Making it a new empty bus would bury the loss.
- * Returns what to tell a person, naming the newest backup and how to restore
- * it; undefined when the file is fine to open or create.
- */
-export function lostDatabaseMessage(path: string, dataDir: string, state: FileState): string | undefined {
-  const lostContent = state.kind === 'empty' || (state.kind === 'foreign' && state.notSqlite === true);
-  if (!lostContent) return undefined;
-  const walBytes = statSync(`${path}-wal`, { throwIfNoEntry: false })?.size ?? 0;
-  const newest = listBackups(dataDir)[0];
-  // SQLite writes the main file's first page before any WAL frame: a WAL beside an empty file means the file was emptied.
-  if (newest === undefined && !(state.kind === 'empty' && walBytes > 0)) return undefined;
-  const what = state.kind === 'empty' ? 'is empty (0 bytes)' : 'is not a SQLite database any more';
-  const why = newest === undefined ? `its -wal holds ${walBytes} bytes` : 'backups show a bus was here';
-  const restore =
-    newest === undefined
-      ? `no backup was found in ${backupDir(dataDir)}; if you have one elsewhere, ${restoreSteps('<backup>')}`
-      : `the newest backup is ${newest.path} (written ${new Date(newest.mtimeMs).toISOString()}); to restore it, ${restoreSteps(newest.path)}`;
-  return (
-    `${path} ${what}, but ${why}: it lost its content, and agentbus will not start a new empty bus over it. ` +
-    `${restore}. To start a new empty bus instead, delete ${path}${walBytes > 0 ? ` and ${path}-wal` : ''}.`
-  );
-}
-
 function refuseLostDatabase(path: string, dataDir: string, state: FileState): void {
   const message = lostDatabaseMessage(path, dataDir, state);
   if (message !== undefined) throw new DbError('corrupt', message);
+}
+
+/**
+ * Moves a lost database's remains out of the way for a new empty bus, on a
+ * person's say (`agentbus reset`): the file is emptied in place (never
+ * unlinked) and a -wal and -shm of the lost content are removed, since
+ * SQLite would otherwise replay the old frames into the new file. Refused
+ * while any process has the file open.
+ */
+function clearLostDatabase(path: string): void {
+  const { holders } = surveyHolders(path);
+  if (holders.length > 0) {
+    throw new DbError('in_use', `${path} lost its content, and ${describeHolders(holders)} still ${holders.length > 1 ? 'have' : 'has'} it open: stop ${holders.length > 1 ? 'them' : 'it'} (close those harness sessions), then run \`agentbus reset\` again; nothing changed`);
+  }
+  truncateSync(path, 0);
+  rmSync(`${path}-wal`, { force: true });
+  rmSync(`${path}-shm`, { force: true });
 }
 
 function otherProtocol(protocol: LockProtocol): LockProtocol {
@@ -405,6 +423,13 @@ function withNextStep(error: unknown, dataDir: string): unknown {
       error,
     });
   }
+  if (error.code === 'busy' || error.code === 'locked') {
+    return new DbError(
+      error.code,
+      `${path} is busy: another process held its write lock for longer than the busy timeout while this one opened or upgraded it (SQLite: ${error.message}); try again once that process's long write is done`,
+      { sqliteCode: error.sqliteCode, error },
+    );
+  }
   if (error.code === 'error' || error.code === 'cantopen') {
     return new DbError(error.code, `cannot open ${path} (SQLite: ${error.message}): run \`agentbus doctor\` to see why`, {
       sqliteCode: error.sqliteCode,
@@ -430,7 +455,12 @@ async function openPrepared(options: OpenDatabaseOptions, dataDir: string): Prom
     const opened = withSetupLock(path, options.setupTimeoutMs ?? 60_000, (): OpenedDatabase | 'replan' => {
       let state = readFileState(path);
       // Decided under the lock only: outside it an empty file may be another process's new database.
-      refuseLostDatabase(path, dataDir, state);
+      if (options.replaceLost === true && lostDatabaseMessage(path, dataDir, state) !== undefined) {
+        clearLostDatabase(path);
+        state = readFileState(path);
+      } else {
+        refuseLostDatabase(path, dataDir, state);
+      }
       if (state.kind === 'foreign') throw new DbError('foreign_file', `refusing to open ${state.reason}`);
       let converted: OpenedDatabase['converted'];
       if (state.kind === 'agentbus' && state.protocol !== plan.driver.capabilities.lockProtocol) {
@@ -454,6 +484,9 @@ async function openPrepared(options: OpenDatabaseOptions, dataDir: string): Prom
           chmodSync(path, 0o600);
         }
         const applied = appliedMigrations(db);
+        // No migration recorded: a new file, or one that lost its schema where a bus was (refused unless reset says so).
+        const lostSchema = created || applied.length > 0 || options.replaceLost === true ? undefined : lostSchemaMessage(db, dataDir);
+        if (lostSchema !== undefined) throw new DbError('corrupt', lostSchema);
         const pending = pendingMigrations(applied, migrations);
         configureConnection(db);
         const fromVersion = applied.at(-1)?.version ?? 0;

@@ -1,13 +1,15 @@
 /**
  * The bus side of one `agentbus mcp` process: data directory, log, tools,
- * database, heartbeat and maintenance timers, the inbox monitor (inbox file
+ * database (opened again until it works: retried-open.ts), heartbeat and
+ * maintenance timers, the inbox monitor (inbox file
  * and channel push), and their clean stop
  * (maintenance and embedding work finished, the lease and this process's names
  * released). run-mcp.ts imports this module only after it has answered the
  * client's first message, so none of it is loaded, let alone run, before that.
  */
 import { randomUUID } from 'node:crypto';
-import { basename } from 'node:path';
+import { basename, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import type { Writable } from 'node:stream';
 import type { BusContext } from '../bus/bus-context.js';
 import { createChangeWaiter } from '../bus/change-waiter.js';
@@ -19,12 +21,15 @@ import type { DbError } from '../db/db-error.js';
 import { openDatabase, prepareDataDir } from '../db/open-database.js';
 import { currentProcess } from '../db/process-identity.js';
 import { embeddingPassSettled, embeddingPassStep } from '../embeddings/embedding-pass.js';
+import { createLateLogger } from '../late-logger.js';
 import { createFileLogger, type Logger } from '../log.js';
 import { limitRepeats } from '../log-repeats.js';
 import { ancestors, harnessProcess } from '../harness/ancestry.js';
 import { createMaintenance } from '../maintenance/tick.js';
 import type { ChannelNotification } from './channel-push.js';
 import { createInboxMonitor, type InboxMonitor } from './inbox-monitor.js';
+import { openFailureError, openFailureLine } from './open-failure.js';
+import { retriedOpen } from './retried-open.js';
 import { createStorageStop } from './storage-stop.js';
 import type { ToolDefinition } from './tool-definition.js';
 import type { ToolServices } from './tools/all-tools.js';
@@ -43,26 +48,52 @@ export interface BusProcessOptions {
 }
 
 export interface BusProcess {
-  /** The process's log (agentbus.log in the data directory). */
+  /** The process's log (agentbus.log in the data directory, once that directory can be used). */
   readonly log: Logger;
   /** The tools, ready before the database is. */
   readonly tools: readonly ToolDefinition[];
   /** Undefined while the database may be used (and before it is open); once a shared file was replaced, the error every call answers. Sticky. */
   storageCheck(): DbError | undefined;
-  /** Has the inbox monitor look again (after a tool call, before its answer); never throws, a no-op before open(). */
+  /** Has the inbox monitor look again (after a tool call, before its answer); never throws, a no-op before the open. */
   afterToolCall(): void;
-  /** Opens the database and starts the heartbeat, maintenance and the inbox monitor; once. */
-  open(): Promise<BusContext>;
-  /** Stops what open() started and closes the database and the log; after a failed open, closes the log. */
+  /** Starts opening the database (and then the heartbeat, maintenance and the inbox monitor) without waiting; once. */
+  start(): void;
+  /**
+   * The bus once the database is open. While it cannot be opened, rejects with
+   * the tool error saying why (open-failure.ts), and tries again first unless
+   * it tried in the last OPEN_RETRY_GAP_MS.
+   */
+  context(): Promise<BusContext>;
+  /** True when the database never opened and at least one attempt failed (the process then exits 1). */
+  readonly failing: boolean;
+  /** Stops what the open started and closes the database and the log. */
   stop(): Promise<void>;
 }
 
-/** Prepares the data directory, the log and the tools; the database is opened by open(). */
+/** A tool call tries the open again only when the last attempt ended at least this long ago. */
+export const OPEN_RETRY_GAP_MS = 500;
+/** How often an idle server whose database cannot be opened tries again by itself. */
+export const OPEN_RETRY_EVERY_MS = 10_000;
+
+interface Running {
+  readonly ctx: BusContext;
+  readonly beat: NodeJS.Timeout;
+  readonly maintenance: ReturnType<typeof createMaintenance>;
+}
+
+/**
+ * Prepares the log and the tools; the data directory is checked and the
+ * database opened by start(), and again by each attempt after a failure
+ * (retried-open.ts): a cause a person removes (a mode, a full disk, a
+ * restored file) or one that ends by itself (the other Node's session) needs
+ * no restart of the harness session.
+ */
 export async function createBusProcess(options: BusProcessOptions): Promise<BusProcess> {
   const { config } = options;
-  const dataDir = prepareDataDir(config.data_directory);
+  const dataDir = resolve(config.data_directory);
+  const file = createLateLogger();
   // A failure every call meets (damaged file, full disk) is logged once a minute with a count, not once per call.
-  const log = limitRepeats(createFileLogger(dataDir, config.log_level));
+  const log = limitRepeats(file);
   // A shared file deleted or replaced under this process stops its use of the database for good.
   const storage = createStorageStop(log, options.stderr);
   const waiter = createChangeWaiter(dataDir);
@@ -74,93 +105,133 @@ export async function createBusProcess(options: BusProcessOptions): Promise<BusP
     tools = await options.tools({ waiter: storage.guard(waiter), inbox: receiving });
   } catch (error) {
     waiter.close();
-    await log.close();
     throw error;
   }
-  let running: { ctx: BusContext; beat: NodeJS.Timeout; maintenance: ReturnType<typeof createMaintenance> } | undefined;
+
+  const openOnce = async (): Promise<Running> => {
+    prepareDataDir(dataDir);
+    if (!file.attached) file.attach(createFileLogger(dataDir, config.log_level));
+    const { db, migrations, converted } = await openDatabase({
+      dataDir,
+      driver: config.driver,
+      driverSource: config.driverSource,
+      convertWhenOnlyPortable: true,
+      now: () => options.clock.now(),
+    });
+    try {
+      storage.start(db.path);
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+    log.info('mcp start', {
+      pid: process.pid,
+      driver: db.capabilities.name,
+      sqlite: db.capabilities.sqliteVersion,
+      schema: migrations.version,
+      migrated: migrations.applied.join(',') || null,
+      converted: converted === undefined ? null : `${converted.from} -> ${converted.to}`,
+    });
+    const ctx: BusContext = {
+      db,
+      config,
+      clock: options.clock,
+      log,
+      owner: randomUUID(),
+      processIdentity: currentProcess(),
+      defaultContext: basename(options.cwd) || 'unknown',
+      workingDirectory: options.cwd,
+      rateLimiter: new RateLimiter(config),
+      announce: () => waiter.announce(),
+    };
+    const running = startRunning(ctx);
+    inbox = startInbox(ctx);
+    return running;
+  };
+
+  // The heartbeat keeps this process's names live for observers that cannot
+  // see this process; a failure (busy, reset) is retried on the next beat, and
+  // a lost name surfaces as not_registered. Node's timers run on the
+  // monotonic clock, so a wall-clock jump neither bunches nor stalls beats.
+  const startRunning = (ctx: BusContext): Running => {
+    const beat = setInterval(() => {
+      if (storage.check() !== undefined) return;
+      try {
+        heartbeat(ctx);
+      } catch (error) {
+        log.warn('heartbeat failed', { error: (error as Error).message });
+      }
+    }, HEARTBEAT_INTERVAL_MS);
+    beat.unref();
+    const maintenance = createMaintenance({
+      db: ctx.db,
+      config,
+      clock: options.clock,
+      log,
+      owner: ctx.owner,
+      processIdentity: ctx.processIdentity,
+      steps: { embeddingPass: embeddingPassStep(ctx) },
+      mayWrite: () => storage.check() === undefined,
+    });
+    maintenance.start();
+    return { ctx, beat, maintenance };
+  };
+
+  const startInbox = (ctx: BusContext): InboxMonitor => {
+    const send = options.push;
+    const push =
+      send === undefined
+        ? undefined
+        : (notification: ChannelNotification): void => {
+            const { meta } = notification.params;
+            log.debug('channel event sent', { as: meta.as, channel: meta.channel, seq: meta.seq, count: meta.count });
+            send(notification);
+          };
+    const harness = harnessProcess(ancestors());
+    log.info('harness', { harness: harness === undefined ? null : `${harness.command} pid ${harness.identity.pid}` });
+    return createInboxMonitor({
+      ctx,
+      dataDir,
+      feed: waiter,
+      server: currentProcess(),
+      harness: harness?.identity,
+      ...(push === undefined ? {} : { push }),
+      usable: () => storage.check() === undefined,
+    });
+  };
+
+  const open = retriedOpen<Running>({
+    attempt: openOnce,
+    failed(error, changed) {
+      const line = openFailureLine(error);
+      log.warn('database unavailable', { error: line });
+      // The harness's log gets each distinct reason once, as the process's exit used to give it.
+      if (changed) options.stderr?.write(`agentbus: ${line}\n`);
+    },
+    recovered: () => log.info('database available again', { pid: process.pid }),
+    minGapMs: OPEN_RETRY_GAP_MS,
+    everyMs: OPEN_RETRY_EVERY_MS,
+    now: () => performance.now(),
+  });
 
   return {
     log,
     tools,
     afterToolCall: () => inbox?.refresh(),
     storageCheck: storage.check,
-    async open() {
-      const { db, migrations, converted } = await openDatabase({
-        dataDir,
-        driver: config.driver,
-        driverSource: config.driverSource,
-        convertWhenOnlyPortable: true,
-        now: () => options.clock.now(),
-      });
-      storage.start(db.path);
-      log.info('mcp start', {
-        pid: process.pid,
-        driver: db.capabilities.name,
-        sqlite: db.capabilities.sqliteVersion,
-        schema: migrations.version,
-        migrated: migrations.applied.join(',') || null,
-        converted: converted === undefined ? null : `${converted.from} -> ${converted.to}`,
-      });
-      const ctx: BusContext = {
-        db,
-        config,
-        clock: options.clock,
-        log,
-        owner: randomUUID(),
-        processIdentity: currentProcess(),
-        defaultContext: basename(options.cwd) || 'unknown',
-        workingDirectory: options.cwd,
-        rateLimiter: new RateLimiter(config),
-        announce: () => waiter.announce(),
-      };
-      // The heartbeat keeps this process's names live for observers that cannot
-      // see this process; a failure (busy, reset) is retried on the next beat, and
-      // a lost name surfaces as not_registered. Node's timers run on the
-      // monotonic clock, so a wall-clock jump neither bunches nor stalls beats.
-      const beat = setInterval(() => {
-        if (storage.check() !== undefined) return;
-        try {
-          heartbeat(ctx);
-        } catch (error) {
-          log.warn('heartbeat failed', { error: (error as Error).message });
-        }
-      }, HEARTBEAT_INTERVAL_MS);
-      beat.unref();
-      const maintenance = createMaintenance({
-        db,
-        config,
-        clock: options.clock,
-        log,
-        owner: ctx.owner,
-        processIdentity: ctx.processIdentity,
-        steps: { embeddingPass: embeddingPassStep(ctx) },
-        mayWrite: () => storage.check() === undefined,
-      });
-      maintenance.start();
-      const send = options.push;
-      const push =
-        send === undefined
-          ? undefined
-          : (notification: ChannelNotification): void => {
-              const { meta } = notification.params;
-              log.debug('channel event sent', { as: meta.as, channel: meta.channel, seq: meta.seq, count: meta.count });
-              send(notification);
-            };
-      const harness = harnessProcess(ancestors());
-      log.info('harness', { harness: harness === undefined ? null : `${harness.command} pid ${harness.identity.pid}` });
-      inbox = createInboxMonitor({
-        ctx,
-        dataDir,
-        feed: waiter,
-        server: currentProcess(),
-        harness: harness?.identity,
-        ...(push === undefined ? {} : { push }),
-        usable: () => storage.check() === undefined,
-      });
-      running = { ctx, beat, maintenance };
-      return ctx;
+    start: () => open.start(),
+    async context() {
+      try {
+        return (await open.get()).ctx;
+      } catch (error) {
+        throw openFailureError(error) ?? error;
+      }
+    },
+    get failing() {
+      return open.failing;
     },
     async stop() {
+      const running = await open.stop();
       inbox?.close();
       waiter.close();
       if (running !== undefined) {

@@ -30,8 +30,8 @@ export interface McpBackend {
 
 export interface McpServerOptions {
   readonly backend: Promise<McpBackend>;
-  /** The bus, once the database is open: tool calls wait for it. */
-  readonly context: Promise<BusContext>;
+  /** The bus, once the database is open: each tool call asks (and waits); a rejection is answered as the call's error. */
+  readonly context: () => Promise<BusContext>;
   readonly version: string;
   /** Declare Claude Code's channel capability (and explain `<channel>` events in the instructions). */
   readonly channels?: boolean;
@@ -99,7 +99,7 @@ export function createMcpServer({ backend, context, version, channels = false }:
     };
     let dataDir: string | undefined;
     try {
-      const ctx = await context;
+      const ctx = await context();
       dataDir = dirname(ctx.db.path);
       const refused = storageCheck?.();
       if (refused !== undefined) throw refused;

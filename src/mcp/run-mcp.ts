@@ -8,9 +8,11 @@
  * tools of a server not ready about 1.2 s after spawning it. Then the bus
  * module loads (this module imports it only then, and imports nothing heavy
  * itself), the tools are listed, and the database opens; tools/list waits for
- * the tools, tool calls for the database. When the bus cannot start (data
- * directory, database) the connection closes and the error is thrown, as a
- * failure before the answer would be: the process prints it and exits 1.
+ * the tools, tool calls for the database. When the database cannot be
+ * opened (data directory, file, another process) the server stays up: every
+ * tool call answers why, as a tool error the model can relay, and the open is
+ * tried again (bus-process.ts) until it works. A process whose database never
+ * opened exits 1 when its client leaves; stderr got the reason meanwhile.
  */
 import type { Readable, Writable } from 'node:stream';
 import type { BusContext } from '../bus/bus-context.js';
@@ -59,11 +61,12 @@ function deferred<T>(): Deferred<T> {
   return { promise, resolve, reject };
 }
 
-/** Serves until the client closes the input stream; resolves after shutdown. */
-export async function runMcp(options: McpProcessOptions): Promise<void> {
+/** Serves until the client closes the input stream; resolves after shutdown with the exit code (1: the database never opened). */
+export async function runMcp(options: McpProcessOptions): Promise<number> {
   const backend = deferred<McpBackend>();
-  const context = deferred<BusContext>();
-  const server = createMcpServer({ backend: backend.promise, context: context.promise, version: options.version, channels: options.config.push });
+  const bus = deferred<BusProcess>();
+  const context = (): Promise<BusContext> => bus.promise.then((b) => b.context());
+  const server = createMcpServer({ backend: backend.promise, context, version: options.version, channels: options.config.push });
   const connection = server.serve(options.stdin, options.stdout);
   if (options.stop?.aborted) connection.close();
   else options.stop?.addEventListener('abort', () => connection.close(), { once: true });
@@ -71,26 +74,28 @@ export async function runMcp(options: McpProcessOptions): Promise<void> {
   let wait: NodeJS.Timeout | undefined;
   await Promise.race([connection.firstMessage, new Promise<void>((resolve) => (wait = setTimeout(resolve, START_AFTER_MS)))]);
   clearTimeout(wait);
-  let bus: BusProcess | undefined;
+  let started: BusProcess;
   try {
     const { createBusProcess } = await import('./bus-process.js');
-    bus = await createBusProcess({
+    started = await createBusProcess({
       ...options,
       ...(options.config.push ? { push: ({ method, params }) => connection.notify(method, params) } : {}),
     });
-    const { afterToolCall } = bus;
-    backend.resolve({ tools: bus.tools, log: bus.log, storageCheck: bus.storageCheck, afterToolCall });
-    context.resolve(await bus.open());
   } catch (error) {
+    // Not the storage (that is answered per call): the tools could not be built, a bug.
     backend.reject(error);
-    context.reject(error);
+    bus.reject(error);
     connection.close();
     options.stdin.destroy();
-    await bus?.stop();
     throw error;
   }
+  const { afterToolCall } = started;
+  backend.resolve({ tools: started.tools, log: started.log, storageCheck: started.storageCheck, afterToolCall });
+  bus.resolve(started);
+  started.start();
   await connection.closed;
   // Stop reading: after a stop signal the client may still hold the pipe open, which would keep the process alive.
   options.stdin.destroy();
-  await bus.stop();
+  await started.stop();
+  return started.failing ? 1 : 0;
 }

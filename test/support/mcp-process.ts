@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach } from 'vitest';
+import { withoutDacOverride } from './privileges.js';
 import { testDriverName } from './test-driver.js';
 
 export const AGENTBUS_BIN = fileURLToPath(new URL('../../bin/agentbus.js', import.meta.url));
@@ -49,17 +50,25 @@ export interface StartMcpOptions {
   readonly cwd?: string;
   /** The agentbus executable to run (default: this checkout's bin/agentbus.js), e.g. an installed package's. */
   readonly bin?: string;
+  /** The node executable (default: this test's). */
+  readonly node?: string;
+  /** Run as root without CAP_DAC_OVERRIDE (setpriv), so file modes and owners apply; only when the tests run as root. */
+  readonly withoutDacOverride?: boolean;
+  /** Where the config file goes (default: `<dataDir>/config.json`), for a data directory the server must not be able to use. */
+  readonly configPath?: string;
 }
 
 /** Spawns `agentbus mcp` and connects a client (initialize done, tools listed so outputs are validated). */
 export async function startMcp(dataDir: string, options: StartMcpOptions = {}): Promise<McpProcess> {
-  mkdirSync(dataDir, { recursive: true });
-  writeFileSync(`${dataDir}/config.json`, JSON.stringify(options.config ?? {}));
-  const { cwd, env: extraEnv = {}, bin = AGENTBUS_BIN } = options;
+  const { cwd, env: extraEnv = {}, bin = AGENTBUS_BIN, node = process.execPath } = options;
+  const configPath = options.configPath ?? `${dataDir}/config.json`;
+  if (options.configPath === undefined) mkdirSync(dataDir, { recursive: true });
+  writeFileSync(configPath, JSON.stringify(options.config ?? {}));
+  const [command, args] = options.withoutDacOverride ? withoutDacOverride(node, [bin, 'mcp']) : [node, [bin, 'mcp']];
   const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [bin, 'mcp'],
-    env: serverEnv(dataDir, extraEnv),
+    command,
+    args,
+    env: serverEnv(dataDir, { AGENTBUS_CONFIG: configPath, ...extraEnv }),
     stderr: 'pipe',
     ...(cwd === undefined ? {} : { cwd }),
   });

@@ -19,6 +19,8 @@ export interface SmallDisk {
   free(): void;
   /** Remounts the file system read-only. */
   readOnly(): void;
+  /** Remounts it read-write again. */
+  readWrite(): void;
 }
 
 const mounted: string[] = [];
@@ -66,6 +68,10 @@ export function mountSmallDisk(sizeBytes: number): SmallDisk | string {
     readOnly() {
       const r = spawnSync('mount', ['-o', 'remount,ro', dir], { encoding: 'utf8' });
       if (r.status !== 0) throw new Error(`remount read-only failed: ${r.stderr}`);
+    },
+    readWrite() {
+      const r = spawnSync('mount', ['-o', 'remount,rw', dir], { encoding: 'utf8' });
+      if (r.status !== 0) throw new Error(`remount read-write failed: ${r.stderr}`);
     },
   };
 }
