@@ -6,6 +6,7 @@
  * none), with the driver its lock protocol names.
  */
 import { execFileSync } from 'node:child_process';
+import { dirname } from 'node:path';
 import { hasReservations, liveReservations, type ReservationRow } from '../bus/reservations-live.js';
 import { PathIndex } from '../bus/reservations-path-index.js';
 import { findRepository } from '../bus/reservations-repository.js';
@@ -13,6 +14,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { Database } from '../db/database.js';
 import { readFileState } from '../db/file-header.js';
+import { lostDatabaseMessage } from '../db/lost-database.js';
 import { databasePath } from '../db/open-database.js';
 import { DRIVER_FOR_PROTOCOL, loadDriver } from '../db/select-driver.js';
 import type { Committer } from './guard-committer.js';
@@ -59,6 +61,9 @@ export function stagedPaths(cwd: string, env: NodeJS.ProcessEnv): string[] {
 async function openExisting(config: Config): Promise<Database | string> {
   const path = databasePath(config.data_directory);
   const state = readFileState(path);
+  // An emptied file where a bus was is not "nothing reserved yet": the reservations were lost with it.
+  const lost = lostDatabaseMessage(path, dirname(path), state);
+  if (lost !== undefined) return `file reservations cannot be checked: ${lost}`;
   if (state.kind === 'missing' || state.kind === 'empty') return `there is no agentbus database at ${path} yet, so nothing is reserved`;
   if (state.kind === 'foreign') throw new Error(state.reason);
   const loaded = await loadDriver(DRIVER_FOR_PROTOCOL[state.protocol]);
