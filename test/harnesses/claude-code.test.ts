@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { installSnippets, localised, shellWords, snippet } from '../install/doc-snippets.js';
 import { checkBusyAgent, runBusyAgent } from './support/busy-agent.js';
 import { harnessBin } from './support/harness-bins.js';
+import { claudeEnv } from './support/harness-launch.js';
 
 type Json = Record<string, any>;
 
@@ -44,17 +45,7 @@ describe('Claude Code', () => {
           debugFile,
           ...channelFlag,
         ],
-        env: {
-          ...c.agentbusEnv,
-          PATH: c.path,
-          HOME: c.home,
-          ANTHROPIC_BASE_URL: c.modelUrl,
-          ANTHROPIC_API_KEY: 'stand-in',
-          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-          DISABLE_TELEMETRY: '1',
-          DISABLE_AUTOUPDATER: '1',
-          DISABLE_ERROR_REPORTING: '1',
-        },
+        env: claudeEnv(c),
       };
     });
     checkBusyAgent(expect, result, { tool: 'PostToolUse', stop: 'Stop' });

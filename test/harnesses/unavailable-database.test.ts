@@ -9,8 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runBrokenDatabase, type BrokenDatabaseResult } from './support/broken-database.js';
 import { harnessBin } from './support/harness-bins.js';
-
-const toml = (value: string): string => JSON.stringify(value);
+import { claudeEnv, codexEnv, writeCodexConfig } from './support/harness-launch.js';
 
 function checkToolResult(r: BrokenDatabaseResult): void {
   const context = `harness stderr: ${r.stderr.slice(-3000)}\nsurprises: ${r.surprises.join('; ')}`;
@@ -31,17 +30,7 @@ describe('a database that cannot be opened, through a real harness', () => {
       return {
         command: claude,
         args: ['-p', 'Register on agentbus.', '--output-format', 'stream-json', '--verbose', '--mcp-config', join(c.root, 'mcp.json'), '--strict-mcp-config', '--allowedTools', 'mcp__agentbus'],
-        env: {
-          ...c.agentbusEnv,
-          PATH: c.path,
-          HOME: c.home,
-          ANTHROPIC_BASE_URL: c.modelUrl,
-          ANTHROPIC_API_KEY: 'stand-in',
-          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-          DISABLE_TELEMETRY: '1',
-          DISABLE_AUTOUPDATER: '1',
-          DISABLE_ERROR_REPORTING: '1',
-        },
+        env: claudeEnv(c),
       };
     });
     checkToolResult(result);
@@ -52,29 +41,11 @@ describe('a database that cannot be opened, through a real harness', () => {
     const result = await runBrokenDatabase((c) => {
       const codexHome = join(c.root, 'codex-home');
       mkdirSync(codexHome);
-      writeFileSync(
-        join(codexHome, 'config.toml'),
-        [
-          'model = "stand-in"',
-          'model_provider = "standin"',
-          '[model_providers.standin]',
-          'name = "stand-in"',
-          `base_url = ${toml(`${c.modelUrl}/v1`)}`,
-          'wire_api = "responses"',
-          'env_key = "STANDIN_KEY"',
-          '[mcp_servers.agentbus]',
-          `command = ${toml(c.node)}`,
-          `args = [${toml(c.bin)}, "mcp"]`,
-          'required = true',
-          '[mcp_servers.agentbus.env]',
-          ...Object.entries(c.agentbusEnv).map(([k, v]) => `${k} = ${toml(v)}`),
-          '',
-        ].join('\n'),
-      );
+      writeCodexConfig(c, codexHome);
       return {
         command: codex,
         args: ['exec', '--json', '--skip-git-repo-check', 'Register on agentbus.'],
-        env: { ...c.agentbusEnv, PATH: c.path, HOME: c.home, CODEX_HOME: codexHome, STANDIN_KEY: 'stand-in', RUST_LOG: 'error' },
+        env: codexEnv(c, codexHome),
       };
     });
     checkToolResult(result);

@@ -5,7 +5,6 @@
  * must be the tool's error result (the code and the way out), not a
  * transport error, and the server must still be connected.
  */
-import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { waitForPidExit } from '../../cli/cli-process.js';
@@ -13,6 +12,7 @@ import { installedAgentbus } from '../../support/installed-agentbus.js';
 import { AGENTBUS_BIN, startMcp } from '../../support/mcp-process.js';
 import { tempDir, testDriverName } from '../../support/test-driver.js';
 import type { Launch, LaunchContext } from './busy-agent.js';
+import { runHarness } from './harness-launch.js';
 import { startModelServer, type Turn } from './model-server.js';
 
 export interface BrokenDatabaseResult {
@@ -71,17 +71,7 @@ export async function runBrokenDatabase(launch: (context: LaunchContext) => Laun
     path: installedAgentbus().path(),
     wrapHook: (command) => command,
   };
-  const { command, args, env } = launch(context);
-  const child = spawn(command, [...args], { cwd: work, env: { ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  child.stdout.resume();
-  const timer = setTimeout(() => {
-    surprises.push(`the harness did not finish within ${timeoutMs} ms`);
-    child.kill('SIGKILL');
-  }, timeoutMs);
-  const exitCode = await new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
-  clearTimeout(timer);
+  const { exitCode, stderr } = await runHarness(launch(context), work, timeoutMs, surprises);
   await model.close();
   return { afterCall, tools, exitCode, stderr, surprises };
 }

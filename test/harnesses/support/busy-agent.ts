@@ -17,13 +17,13 @@
  * what went wrong, and ends the session early on a surprise, so a failing
  * run fails its assertions quickly instead of hanging.
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { installedAgentbus } from '../../support/installed-agentbus.js';
 import { AGENTBUS_BIN, startMcp } from '../../support/mcp-process.js';
 import { tempDir, testDriverName } from '../../support/test-driver.js';
+import { runHarness } from './harness-launch.js';
 import { startModelServer, type RecordedRequest, type Reply, type Turn } from './model-server.js';
 
 /** The opening of every nudge and stop reason `agentbus inbox` writes (src/harness/inbox-text.ts). */
@@ -167,18 +167,7 @@ export async function runBusyAgent(launch: (context: LaunchContext) => Launch, t
     path,
     wrapHook: (command) => `"${process.execPath}" "${RECORDER}" "${hookLog}" '${command.replaceAll("'", `'\\''`)}'`,
   };
-  const { command, args, env } = launch(context);
-  const child = spawn(command, [...args], { cwd: work, env: { ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  const timer = setTimeout(() => {
-    surprises.push(`the harness did not finish within ${timeoutMs} ms`);
-    child.kill('SIGKILL');
-  }, timeoutMs);
-  const exitCode = await new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
-  clearTimeout(timer);
+  const { exitCode, stdout, stderr } = await runHarness(launch(context), work, timeoutMs, surprises);
   await model.close();
   await ann.close();
   const hookRuns = readFileSync(hookLog, 'utf8')
