@@ -15,16 +15,11 @@ import { doctorCheck } from '../support/doctor-report.js';
 import { startMcp } from '../support/mcp-process.js';
 import { openTestDatabase, tempDir } from '../support/test-driver.js';
 import { ToolError, toolAnswer } from '../support/tool-answer.js';
+import { usedBus } from '../support/used-bus.js';
 
 /** A bus a server used (its log says so), no backups, every server stopped. */
-async function usedBus(dir: string): Promise<void> {
-  const server = await startMcp(dir);
-  await server.call('register', { name: 'Alice' });
-  await server.call('create_channel', { as: 'Alice', name: 'work', kind: 'ordinary' });
-  await server.call('send', { as: 'Alice', channel: 'work', content: 'hello' });
-  const pid = server.transport.pid;
-  await server.close();
-  await waitForPidExit(pid);
+async function usedBusWithoutBackups(dir: string): Promise<void> {
+  await usedBus(dir, { message: true });
   expect(existsSync(join(dir, 'backups'))).toBe(false);
 }
 
@@ -59,7 +54,7 @@ async function refusedThenReset(dir: string, doctorFinding: string): Promise<voi
 describe('an emptied database where a bus was, without backups', () => {
   it('a 0-byte agentbus.db: refused by the server, status and doctor, naming reset; reset starts empty on purpose', async () => {
     const dir = tempDir();
-    await usedBus(dir);
+    await usedBusWithoutBackups(dir);
     truncateSync(databasePath(dir), 0);
     rmSync(`${databasePath(dir)}-wal`, { force: true });
     rmSync(`${databasePath(dir)}-shm`, { force: true });
@@ -68,7 +63,7 @@ describe('an emptied database where a bus was, without backups', () => {
 
   it('an agentbus file whose tables are all gone: refused the same way', async () => {
     const dir = tempDir();
-    await usedBus(dir);
+    await usedBusWithoutBackups(dir);
     const { db } = await openTestDatabase(dir);
     db.exec('PRAGMA foreign_keys = OFF');
     const tables = () => db.all<{ name: string; sql: string }>("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'");

@@ -8,19 +8,11 @@ import { closeSync, openSync, rmSync, truncateSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { databasePath } from '../../src/db/open-database.js';
-import { prepareCliDir, runCli, waitForPidExit } from '../cli/cli-process.js';
+import { prepareCliDir, runCli } from '../cli/cli-process.js';
 import { git, gitRepo, personEnv, writeFiles } from '../reservations/git-repo.js';
-import { startMcp } from '../support/mcp-process.js';
 import { tempDir } from '../support/test-driver.js';
+import { usedBus } from '../support/used-bus.js';
 
-/** A bus a server used, in `dataDir`, its server stopped. */
-async function usedBus(dataDir: string): Promise<void> {
-  const server = await startMcp(dataDir);
-  expect((await server.call('register', { name: 'Alice' })).error).toBeUndefined();
-  const pid = server.transport.pid;
-  await server.close();
-  await waitForPidExit(pid);
-}
 
 const DAMAGE: Readonly<Record<string, (db: string) => void>> = {
   'emptied to 0 bytes': (db) => {

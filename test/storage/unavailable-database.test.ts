@@ -12,24 +12,17 @@ import { readFileState } from '../../src/db/file-header.js';
 import { databasePath } from '../../src/db/open-database.js';
 import { OPEN_RETRY_GAP_MS } from '../../src/mcp/bus-process.js';
 import { waitForPidExit } from '../cli/cli-process.js';
-import { startMcp, type McpProcess, type StartMcpOptions } from '../support/mcp-process.js';
+import { startMcp, type McpProcess } from '../support/mcp-process.js';
 import { node22, nodeWasmOnly } from '../support/node-versions.js';
 import { runningAsRoot } from '../support/privileges.js';
 import { mountSmallDisk } from '../support/small-disk.js';
 import { openTestDatabase, tempDir } from '../support/test-driver.js';
 import { ToolError, toolAnswer } from '../support/tool-answer.js';
+import { usedBus } from '../support/used-bus.js';
 
 const OTHER_UID = 54_321;
 const NEEDS_ROOT = 'making files of another user and mode-locked directories mean something needs root without CAP_DAC_OVERRIDE; CI runs as root';
 
-/** A bus in `data` with one registered agent; its server stopped. */
-async function createdBus(data: string, options: StartMcpOptions = {}): Promise<void> {
-  const server = await startMcp(data, options);
-  expect((await server.call('register', { name: 'Alice' })).error).toBeUndefined();
-  const pid = server.transport.pid;
-  await server.close();
-  await waitForPidExit(pid);
-}
 
 /** Two calls in a row both answer the error `code`, with the envelope's shape and `retryable` as given. */
 async function refusedTwice(server: McpProcess, code: string, retryable: boolean): Promise<void> {
@@ -57,7 +50,7 @@ describe('a data directory this user cannot use', () => {
     const dir = tempDir();
     const data = join(dir, 'data');
     const options = { configPath: join(dir, 'config.json'), withoutDacOverride: true };
-    await createdBus(data, options);
+    await usedBus(data, options);
     chmodSync(data, 0o500);
     const server = await startMcp(data, options);
     await refusedTwice(server, 'permission_denied', false);
@@ -95,7 +88,7 @@ describe('a data directory this user cannot use', () => {
     const dir = tempDir();
     const data = join(disk.dir, 'data');
     const options = { configPath: join(dir, 'config.json') };
-    await createdBus(data, options);
+    await usedBus(data, options);
     disk.readOnly();
     const server = await startMcp(data, options);
     await refusedTwice(server, 'permission_denied', false);
@@ -118,7 +111,7 @@ describe('a data directory this user cannot use', () => {
 describe('a damaged database file', () => {
   it('a garbage header where a bus was: database_corrupt until the file is restored', async () => {
     const data = tempDir();
-    await createdBus(data);
+    await usedBus(data);
     const db = databasePath(data);
     const saved = join(data, 'saved.db');
     copyFileSync(db, saved);
@@ -151,7 +144,7 @@ describe('another process in the way', () => {
 
   it('a migration that waits longer than the busy timeout for the write lock is tried again, not fatal', async () => {
     const data = tempDir();
-    await createdBus(data);
+    await usedBus(data);
     // Back to schema 7: migration 0008 is pending again for the next server.
     const { db } = await openTestDatabase(data);
     db.exec('ALTER TABLE reservations DROP COLUMN expires_mono; ALTER TABLE reservations DROP COLUMN clock_domain');

@@ -7,10 +7,10 @@
  */
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { waitForPidExit } from '../../cli/cli-process.js';
 import { installedAgentbus } from '../../support/installed-agentbus.js';
-import { AGENTBUS_BIN, startMcp } from '../../support/mcp-process.js';
+import { AGENTBUS_BIN } from '../../support/mcp-process.js';
 import { tempDir, testDriverName } from '../../support/test-driver.js';
+import { usedBus } from '../../support/used-bus.js';
 import type { Launch, LaunchContext } from './busy-agent.js';
 import { runHarness } from './harness-launch.js';
 import { startModelServer, type Turn } from './model-server.js';
@@ -27,11 +27,7 @@ export interface BrokenDatabaseResult {
 
 /** A data directory a server used, then its database's header overwritten. */
 async function brokenDataDir(data: string): Promise<void> {
-  const server = await startMcp(data);
-  await server.call('register', { name: 'Ann' });
-  const pid = server.transport.pid;
-  await server.close();
-  await waitForPidExit(pid);
+  await usedBus(data);
   const fd = openSync(join(data, 'agentbus.db'), 'r+');
   writeSync(fd, Buffer.alloc(100, 0x5a), 0, 100, 0);
   closeSync(fd);
