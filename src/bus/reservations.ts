@@ -19,7 +19,9 @@ import * as v from 'valibot';
 import type { BusContext } from './bus-context.js';
 import { BusError } from './bus-error.js';
 import { AsField, heartbeat, requireSession } from './identity.js';
-import { checkPattern, compiledOverlap, compilePattern, PATTERN_MAX_LENGTH } from './reservations-patterns.js';
+import { sameLineage } from './names.js';
+import { filePatterns } from './reservations-files.js';
+import { checkPattern, compiledOverlap, compilePattern, PATTERN_MAX_LENGTH, type CompiledPattern } from './reservations-patterns.js';
 import { deleteDeadReservations, expiryColumns, liveReservations, type ReservationRow } from './reservations-live.js';
 import { cleanGitEnv, findRepository, RepositoryLookupError, type Repository } from './reservations-repository.js';
 import { isoTime } from './time.js';
@@ -222,15 +224,28 @@ function conflictError(conflicts: Map<ReservationRow, string[]>): BusError {
   );
 }
 
+/** The stored reservations of `repository` that name files (sql/0010), as `holder\0pattern` keys. Call inside a transaction. */
+function storedFiles(ctx: BusContext, repository: string): Set<string> {
+  const rows = ctx.db.all<{ holder: string; pattern: string }>('SELECT holder, pattern FROM reservations WHERE repository = ? AND file = 1', [repository]);
+  return new Set(rows.map((r) => `${r.holder}\0${r.pattern}`));
+}
+
+/** A live row compiled for overlap, a file where its maker's worktree said so. */
+function compiledRow(row: ReservationRow, files: ReadonlySet<string>): CompiledPattern {
+  return compilePattern(row.pattern, { file: files.has(`${row.holder}\0${row.pattern}`) });
+}
+
 /**
  * Reserves `paths` in the repository for the caller, or renews the ones it
- * holds. Throws `conflict` (with `holders`) when another display name's
+ * holds. A name's line of descent (sameLineage: a parent and its children)
+ * never conflicts with itself: a subagent reserves inside its parent's claim. Throws `conflict` (with `holders`) when another display name's
  * live reservation is in the way, `validation`, `not_registered`.
  */
 export function reserve(ctx: BusContext, rawInput: unknown): ReserveResult {
   const input = parseInput(ReserveInput, rawInput);
   const patterns = checkPatterns(input.paths);
   const repository = resolveRepository(ctx, input.repository);
+  const files = filePatterns(repository.root, patterns, cleanGitEnv(process.env));
   const { db } = ctx;
   return db.transaction(() => {
     const now = ctx.clock.now();
@@ -241,14 +256,15 @@ export function reserve(ctx: BusContext, rawInput: unknown): ReserveResult {
     deleteDeadReservations(db, ctx, CLEANUP_LIMIT, repository.id);
     const live = liveReservations(db, ctx, { repository: repository.id });
     const mine = new Map(live.filter((r) => r.holder === sender).map((r) => [r.pattern, r]));
-    const others = live.filter((r) => r.holder !== sender);
+    const others = live.filter((r) => !sameLineage(r.holder, sender));
     const exclusiveOf = (pattern: string): boolean => input.exclusive ?? (mine.get(pattern)?.exclusive ?? 1) === 1;
 
     const conflicts = new Map<ReservationRow, string[]>();
-    const othersCompiled = others.map((row) => ({ row, compiled: compilePattern(row.pattern) }));
+    const stored = storedFiles(ctx, repository.id);
+    const othersCompiled = others.map((row) => ({ row, compiled: compiledRow(row, stored) }));
     for (const pattern of patterns) {
       const exclusive = exclusiveOf(pattern);
-      const compiled = compilePattern(pattern);
+      const compiled = compilePattern(pattern, { file: files.has(pattern) });
       for (const { row: other, compiled: theirs } of othersCompiled) {
         if ((exclusive || other.exclusive === 1) && compiledOverlap(compiled, theirs)) {
           const overlaps = conflicts.get(other) ?? [];
@@ -282,12 +298,15 @@ export function reserve(ctx: BusContext, rawInput: unknown): ReserveResult {
         expires_at: expiry.expires_at,
       };
       db.run(
-        `INSERT INTO reservations (repository, pattern, holder, owner, exclusive, reason, reserved_at, expires_at, clock_domain, expires_mono)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO reservations (repository, pattern, holder, owner, exclusive, reason, reserved_at, expires_at, clock_domain, expires_mono, file)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (repository, holder, pattern) DO UPDATE SET
            owner = excluded.owner, exclusive = excluded.exclusive, reason = excluded.reason, reserved_at = excluded.reserved_at,
-           expires_at = excluded.expires_at, clock_domain = excluded.clock_domain, expires_mono = excluded.expires_mono`,
-        [row.repository, row.pattern, row.holder, ctx.owner, row.exclusive, row.reason, row.reserved_at, row.expires_at, expiry.clock_domain, expiry.expires_mono],
+           expires_at = excluded.expires_at, clock_domain = excluded.clock_domain, expires_mono = excluded.expires_mono, file = excluded.file`,
+        [
+          row.repository, row.pattern, row.holder, ctx.owner, row.exclusive, row.reason, row.reserved_at, row.expires_at,
+          expiry.clock_domain, expiry.expires_mono, files.has(pattern) ? 1 : null,
+        ],
       );
       reservations.push(toReservation(row));
     }
@@ -332,13 +351,15 @@ export function listReservations(ctx: BusContext, rawInput: unknown): ListReserv
   const input = parseInput(ListReservationsInput, rawInput);
   const patterns = input.paths === undefined ? undefined : checkPatterns(input.paths);
   const repository = resolveRepository(ctx, input.repository);
+  const files = patterns === undefined ? new Set<string>() : filePatterns(repository.root, patterns, cleanGitEnv(process.env));
   return ctx.db.read(() => {
     const { sender } = requireSession(ctx, input.as);
     const rows = liveReservations(ctx.db, ctx, { repository: repository.id }).filter((r) => !input.mine || r.holder === sender);
-    const asked = patterns?.map((p) => ({ text: p, compiled: compilePattern(p) }));
+    const asked = patterns?.map((p) => ({ text: p, compiled: compilePattern(p, { file: files.has(p) }) }));
+    const stored = asked === undefined ? new Set<string>() : storedFiles(ctx, repository.id);
     const reservations = rows.flatMap((row) => {
       if (asked === undefined) return [toReservation(row)];
-      const theirs = compilePattern(row.pattern);
+      const theirs = compiledRow(row, stored);
       const overlaps = asked.filter((p) => compiledOverlap(p.compiled, theirs)).map((p) => p.text);
       return overlaps.length === 0 ? [] : [{ ...toReservation(row), overlaps }];
     });
