@@ -99,7 +99,17 @@ export const ReserveInput = v.strictObject({
       v.maxValue(MAX_TTL_SECONDS, `must be at most ${MAX_TTL_SECONDS} (24 h); reserve again to renew`),
       v.description(`How long the reservation lasts from now, default ${DEFAULT_TTL_SECONDS} (1 h), at most ${MAX_TTL_SECONDS}; reserve again to renew. It also ends when you release it or your session ends.`),
     ),
-    DEFAULT_TTL_SECONDS,
+  ),
+  extend_seconds: v.optional(
+    v.pipe(
+      v.number('must be a number of seconds'),
+      v.integer('must be a whole number of seconds'),
+      v.minValue(1, 'must be at least 1'),
+      v.maxValue(MAX_TTL_SECONDS, `must be at most ${MAX_TTL_SECONDS} (24 h)`),
+      v.description(
+        `Instead of ttl_seconds: renew by this many seconds from the later of now and the current expiry (a pattern you do not hold yet: from now). The result may end at most ${MAX_TTL_SECONDS} s (24 h) from now.`,
+      ),
+    ),
   ),
   reason: v.optional(ReasonField),
   repository: v.optional(RepositoryField),
@@ -236,6 +246,32 @@ function compiledRow(row: ReservationRow, files: ReadonlySet<string>): CompiledP
 }
 
 /**
+ * How long from now each pattern's reservation lasts, ms: `ttl_seconds`
+ * (default DEFAULT_TTL_SECONDS), or with `extend_seconds` the later of now
+ * and the held expiry plus the extension. Throws `validation` when both are
+ * given, or an extension would end more than MAX_TTL_SECONDS from now.
+ */
+function lifetimes(input: v.InferOutput<typeof ReserveInput>, patterns: readonly string[], mine: ReadonlyMap<string, ReservationRow>, now: number): Map<string, number> {
+  if (input.extend_seconds === undefined) return new Map(patterns.map((p) => [p, (input.ttl_seconds ?? DEFAULT_TTL_SECONDS) * 1000]));
+  if (input.ttl_seconds !== undefined) {
+    throw invalid('extend_seconds', 'cannot be given with ttl_seconds: ttl_seconds sets the lifetime from now, extend_seconds adds to the current one; give one of them');
+  }
+  const extension = input.extend_seconds * 1000;
+  const out = new Map<string, number>();
+  for (const p of patterns) {
+    const left = Math.max(0, (mine.get(p)?.expires_at ?? now) - now);
+    if (left + extension > MAX_TTL_SECONDS * 1000) {
+      throw invalid(
+        'extend_seconds',
+        `would make "${p}" end ${Math.ceil((left + extension) / 1000)} s from now, more than ${MAX_TTL_SECONDS} (24 h); nothing was reserved. Extend by at most ${Math.floor((MAX_TTL_SECONDS * 1000 - left) / 1000)} s`,
+      );
+    }
+    out.set(p, left + extension);
+  }
+  return out;
+}
+
+/**
  * Reserves `paths` in the repository for the caller, or renews the ones it
  * holds. A name's line of descent (sameLineage: a parent and its children)
  * never conflicts with itself: a subagent reserves inside its parent's claim. Throws `conflict` (with `holders`) when another display name's
@@ -282,12 +318,13 @@ export function reserve(ctx: BusContext, rawInput: unknown): ReserveResult {
         `you would hold ${mine.size + added} reservations in this repository, more than ${MAX_RESERVATIONS_PER_HOLDER}; release some, or reserve a directory or glob instead of single files`,
       );
     }
-    const expiry = expiryColumns(ctx, input.ttl_seconds * 1000);
+    const lasts = lifetimes(input, patterns, mine, now);
     const renewed: string[] = [];
     const reservations: Reservation[] = [];
     for (const pattern of patterns) {
       const held = mine.get(pattern);
       if (held !== undefined) renewed.push(pattern);
+      const expiry = expiryColumns(ctx, lasts.get(pattern)!);
       const row: ReservationRow = {
         repository: repository.id,
         pattern,
