@@ -24,6 +24,7 @@ import { filePatterns } from './reservations-files.js';
 import { checkPattern, compiledOverlap, compilePattern, PATTERN_MAX_LENGTH, type CompiledPattern } from './reservations-patterns.js';
 import { deleteDeadReservations, expiryColumns, liveReservations, type ReservationRow } from './reservations-live.js';
 import { cleanGitEnv, findRepository, RepositoryLookupError, type Repository } from './reservations-repository.js';
+import { isStalled, recordTakeover, TAKEOVER_STALL_MS, takenKey, takenReservations, type TakenFrom } from './reservations-takeover.js';
 import { isoTime } from './time.js';
 import { invalid, parseInput } from './validate.js';
 
@@ -112,6 +113,14 @@ export const ReserveInput = v.strictObject({
     ),
   ),
   reason: v.optional(ReasonField),
+  take_over: v.optional(
+    v.pipe(
+      v.boolean('must be true (take overlapping claims of stalled holders) or false'),
+      v.description(
+        `true: where another agent's reservation is in the way, take it over if its holder has stalled (its session made no progress, no heartbeat and so no tool call, for ${TAKEOVER_STALL_MS / 60_000} minutes; an idle but running agent has not stalled). The holder is told in its next receive. Refused (conflict) while any holder in the way is active.`,
+      ),
+    ),
+  ),
   repository: v.optional(RepositoryField),
 });
 export type ReserveInput = v.InferInput<typeof ReserveInput>;
@@ -124,6 +133,10 @@ export const ReservationOutput = v.object({
   reason: v.nullable(v.string()),
   reserved_at: v.string(),
   expires_at: v.string(),
+  /** Set when the reservation was taken over from a stalled holder: whom from. */
+  taken_from: v.optional(v.string()),
+  /** When it was taken over. */
+  taken_at: v.optional(v.string()),
 });
 export type Reservation = v.InferOutput<typeof ReservationOutput>;
 
@@ -177,7 +190,7 @@ export const ListReservationsOutput = v.object({
 });
 export type ListReservationsResult = v.InferOutput<typeof ListReservationsOutput>;
 
-function toReservation(row: ReservationRow): Reservation {
+function toReservation(row: ReservationRow, taken?: TakenFrom): Reservation {
   return {
     pattern: row.pattern,
     display_name: row.holder,
@@ -185,6 +198,7 @@ function toReservation(row: ReservationRow): Reservation {
     reason: row.reason,
     reserved_at: isoTime(row.reserved_at),
     expires_at: isoTime(row.expires_at),
+    ...(taken === undefined ? {} : { taken_from: taken.from, taken_at: isoTime(taken.at) }),
   };
 }
 
@@ -218,7 +232,7 @@ export function resolveRepository(ctx: BusContext, repository: string | undefine
   }
 }
 
-function conflictError(conflicts: Map<ReservationRow, string[]>): BusError {
+function conflictError(conflicts: Map<ReservationRow, string[]>, active: readonly string[] = []): BusError {
   const entries = [...conflicts.entries()];
   const holders = entries.slice(0, MAX_HOLDERS_LISTED).map(([row, overlaps]) => ({ ...toReservation(row), overlaps }));
   const described = entries.slice(0, 5).map(([row, overlaps]) => {
@@ -227,9 +241,13 @@ function conflictError(conflicts: Map<ReservationRow, string[]>): BusError {
   });
   const more = entries.length > 5 ? `; and ${entries.length - 5} more (${Math.min(entries.length, MAX_HOLDERS_LISTED)} listed in holders)` : '';
   const names = [...new Set(entries.map(([row]) => row.holder))].join(', ');
+  const takeOver =
+    active.length === 0
+      ? ''
+      : ` take_over refused: ${active.join(', ')} made progress within the last ${TAKEOVER_STALL_MS / 60_000} minutes (an active holder's claims cannot be taken).`;
   return new BusError(
     'conflict',
-    `paths: nothing was reserved: ${described.join('; ')}${more}. Ask ${names} (send a message), wait until the reservation ends, or work on other paths.`,
+    `paths: nothing was reserved: ${described.join('; ')}${more}.${takeOver} Ask ${names} (send a message), wait until the reservation ends, or work on other paths.`,
     { field: 'paths', details: { holders } },
   );
 }
@@ -243,6 +261,27 @@ function storedFiles(ctx: BusContext, repository: string): Set<string> {
 /** A live row compiled for overlap, a file where its maker's worktree said so. */
 function compiledRow(row: ReservationRow, files: ReadonlySet<string>): CompiledPattern {
   return compilePattern(row.pattern, { file: files.has(`${row.holder}\0${row.pattern}`) });
+}
+
+/**
+ * With `take_over`, ends the claims in the way when every holder of them has
+ * stalled (reservations-takeover.ts), telling each holder, and returns per
+ * requested pattern the holders it was taken from. Throws `conflict`
+ * otherwise, naming the active holders when a takeover was asked for.
+ */
+function takeOver(ctx: BusContext, asked: boolean, conflicts: Map<ReservationRow, string[]>, sender: string, now: number): Map<string, string[]> {
+  if (!asked) throw conflictError(conflicts);
+  const holders = [...new Set([...conflicts.keys()].map((r) => r.holder))];
+  const active = holders.filter((h) => !isStalled(ctx.db, ctx, h));
+  if (active.length > 0) throw conflictError(conflicts, active);
+  const taken = new Map<string, string[]>();
+  for (const [row, overlaps] of conflicts) {
+    ctx.db.run('DELETE FROM reservations WHERE repository = ? AND holder = ? AND pattern = ?', [row.repository, row.holder, row.pattern]);
+    recordTakeover(ctx.db, { holder: row.holder, repository: row.repository, pattern: row.pattern, takenBy: sender, now });
+    for (const p of overlaps) taken.set(p, [...new Set([...(taken.get(p) ?? []), row.holder])]);
+  }
+  ctx.log.info('reservations taken over', { sender, from: holders.join(', '), count: conflicts.size });
+  return taken;
 }
 
 /**
@@ -309,7 +348,7 @@ export function reserve(ctx: BusContext, rawInput: unknown): ReserveResult {
         }
       }
     }
-    if (conflicts.size > 0) throw conflictError(conflicts);
+    const taken = conflicts.size === 0 ? new Map<string, string[]>() : takeOver(ctx, input.take_over === true, conflicts, sender, now);
 
     const added = patterns.filter((p) => !mine.has(p)).length;
     if (mine.size + added > MAX_RESERVATIONS_PER_HOLDER) {
@@ -320,7 +359,7 @@ export function reserve(ctx: BusContext, rawInput: unknown): ReserveResult {
     }
     const lasts = lifetimes(input, patterns, mine, now);
     const renewed: string[] = [];
-    const reservations: Reservation[] = [];
+    const rows: ReservationRow[] = [];
     for (const pattern of patterns) {
       const held = mine.get(pattern);
       if (held !== undefined) renewed.push(pattern);
@@ -331,22 +370,26 @@ export function reserve(ctx: BusContext, rawInput: unknown): ReserveResult {
         holder: sender,
         exclusive: exclusiveOf(pattern) ? 1 : 0,
         reason: input.reason ?? held?.reason ?? null,
-        reserved_at: held?.reserved_at ?? now,
+        reserved_at: taken.has(pattern) ? now : (held?.reserved_at ?? now),
         expires_at: expiry.expires_at,
       };
+      const from = taken.get(pattern)?.join(', ') ?? null;
       db.run(
-        `INSERT INTO reservations (repository, pattern, holder, owner, exclusive, reason, reserved_at, expires_at, clock_domain, expires_mono, file)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO reservations (repository, pattern, holder, owner, exclusive, reason, reserved_at, expires_at, clock_domain, expires_mono, file, taken_from, taken_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (repository, holder, pattern) DO UPDATE SET
            owner = excluded.owner, exclusive = excluded.exclusive, reason = excluded.reason, reserved_at = excluded.reserved_at,
-           expires_at = excluded.expires_at, clock_domain = excluded.clock_domain, expires_mono = excluded.expires_mono, file = excluded.file`,
+           expires_at = excluded.expires_at, clock_domain = excluded.clock_domain, expires_mono = excluded.expires_mono, file = excluded.file,
+           taken_from = coalesce(excluded.taken_from, taken_from), taken_at = coalesce(excluded.taken_at, taken_at)`,
         [
           row.repository, row.pattern, row.holder, ctx.owner, row.exclusive, row.reason, row.reserved_at, row.expires_at,
-          expiry.clock_domain, expiry.expires_mono, files.has(pattern) ? 1 : null,
+          expiry.clock_domain, expiry.expires_mono, files.has(pattern) ? 1 : null, from, from === null ? null : now,
         ],
       );
-      reservations.push(toReservation(row));
+      rows.push(row);
     }
+    const takenNow = takenReservations(db, repository.id);
+    const reservations = rows.map((r) => toReservation(r, takenNow.get(takenKey(r.repository, r.holder, r.pattern))));
     ctx.log.info('reserved', { sender, patterns: patterns.length, renewed: renewed.length, exclusive: input.exclusive ?? null });
     return { repository: repository.id, reservations, renewed };
   });
@@ -394,11 +437,13 @@ export function listReservations(ctx: BusContext, rawInput: unknown): ListReserv
     const rows = liveReservations(ctx.db, ctx, { repository: repository.id }).filter((r) => !input.mine || r.holder === sender);
     const asked = patterns?.map((p) => ({ text: p, compiled: compilePattern(p, { file: files.has(p) }) }));
     const stored = asked === undefined ? new Set<string>() : storedFiles(ctx, repository.id);
+    const taken = takenReservations(ctx.db, repository.id);
     const reservations = rows.flatMap((row) => {
-      if (asked === undefined) return [toReservation(row)];
+      const shown = toReservation(row, taken.get(takenKey(row.repository, row.holder, row.pattern)));
+      if (asked === undefined) return [shown];
       const theirs = compiledRow(row, stored);
       const overlaps = asked.filter((p) => compiledOverlap(p.compiled, theirs)).map((p) => p.text);
-      return overlaps.length === 0 ? [] : [{ ...toReservation(row), overlaps }];
+      return overlaps.length === 0 ? [] : [{ ...shown, overlaps }];
     });
     return { repository: repository.id, reservations };
   });
