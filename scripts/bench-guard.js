@@ -60,6 +60,7 @@ function gitRepo(dir, remote) {
   write(dir, 'README.md', '# bench\n');
   git('add', '-A');
   git('commit', '-q', '-m', 'first');
+  mkdirSync(remote);
   gitIn(remote)('init', '-q', '--bare');
   git('remote', 'add', 'origin', remote);
   git('push', '-q', 'origin', 'main');

@@ -39,23 +39,23 @@ export type GuardVerdict =
   /** This Node cannot load the driver the database's lock protocol needs (a Node 20 and a posix bus). */
   | { readonly kind: 'wrong_node'; readonly protocol: LockProtocol };
 
+/** The NUL-separated paths git prints for `args` in `cwd`, each once; `what` names the list in an error. */
+function gitPaths(cwd: string, env: NodeJS.ProcessEnv, args: readonly string[], what: string): string[] {
+  let out: string;
+  try {
+    out = execFileSync('git', args, { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 256 * 1024 * 1024 });
+  } catch (error) {
+    const stderr = (error as { stderr?: string }).stderr?.trim().split('\n')[0];
+    throw new Error(`git could not list ${what} in ${cwd}: ${stderr || (error as Error).message}`);
+  }
+  // `git log -z` separates commits with a newline before the next commit's first path.
+  return [...new Set(out.split('\0').map((p) => p.replace(/^\n+/, '')).filter((p) => p !== ''))];
+}
+
 /** The paths the commit in progress changes, adds or deletes (both sides of a rename), relative to the worktree top. */
 export function stagedPaths(cwd: string, env: NodeJS.ProcessEnv): string[] {
   // Inside a hook, GIT_INDEX_FILE names the index being committed (`commit -a` and `commit <paths>` use a temporary one).
-  let out: string;
-  try {
-    out = execFileSync('git', ['diff', '--cached', '--name-only', '-z', '--no-renames', '--no-ext-diff'], {
-      cwd,
-      env,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-      maxBuffer: 256 * 1024 * 1024,
-    });
-  } catch (error) {
-    const stderr = (error as { stderr?: string }).stderr?.trim().split('\n')[0];
-    throw new Error(`git could not list the staged files in ${cwd}: ${stderr || (error as Error).message}`);
-  }
-  return out.split('\0').filter((p) => p !== '');
+  return gitPaths(cwd, env, ['diff', '--cached', '--name-only', '-z', '--no-renames', '--no-ext-diff'], 'the staged files');
 }
 
 /** The commits a pre-push hook is told about (its stdin: `<local ref> <local sha> <remote ref> <remote sha>` per line) that no remote has yet. */
@@ -82,21 +82,9 @@ function pushedRange(refLines: string): string[] | undefined {
 export function pushedPaths(cwd: string, env: NodeJS.ProcessEnv, refLines: string): string[] {
   const range = pushedRange(refLines);
   if (range === undefined) return [];
-  let out: string;
-  try {
-    // --ignore-missing: the remote's tip may be a commit this clone never fetched.
-    out = execFileSync('git', ['log', '--format=', '--name-only', '-z', '--no-renames', '--no-merges', '--no-ext-diff', '--ignore-missing', ...range], {
-      cwd,
-      env,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-      maxBuffer: 256 * 1024 * 1024,
-    });
-  } catch (error) {
-    const stderr = (error as { stderr?: string }).stderr?.trim().split('\n')[0];
-    throw new Error(`git could not list the commits being pushed from ${cwd}: ${stderr || (error as Error).message}`);
-  }
-  return [...new Set(out.split('\0').map((p) => p.replace(/^\n+/, '')).filter((p) => p !== ''))];
+  // --ignore-missing: the remote's tip may be a commit this clone never fetched.
+  const args = ['log', '--format=', '--name-only', '-z', '--no-renames', '--no-merges', '--no-ext-diff', '--ignore-missing', ...range];
+  return gitPaths(cwd, env, args, 'the commits being pushed');
 }
 
 /** Opens the existing database for reading, or says why there is nothing to read, or which protocol this Node cannot read. Throws on a damaged or foreign file. */
