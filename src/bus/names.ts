@@ -102,3 +102,14 @@ export function isCandidateOf(displayName: string, base: string, isChild: boolea
   const m = isChild ? /^-([0-9]+)$/.exec(rest) : /^([0-9]+)$/.exec(rest);
   return m !== null && !m[1]!.startsWith('0') && Number(m[1]) >= 2;
 }
+
+/**
+ * True when display names `a` and `b` are one line of descent: the same name,
+ * or one a parent (or grandparent) of the other (`Sam` and `Sam/task`). A
+ * parent's file reservations cover the work its children do for it, and a
+ * child's are its parent's: neither conflicts with the other, and the commit
+ * guard lets either commit on either's claims. Siblings are not one line.
+ */
+export function sameLineage(a: string, b: string): boolean {
+  return a === b || a.startsWith(`${b}/`) || b.startsWith(`${a}/`);
+}

@@ -1,7 +1,7 @@
 /** Notices: conditions reported inside a successful result, never as errors. */
 import * as v from 'valibot';
 
-export const NOTICE_KINDS = ['gap', 'expired', 'capacity', 'ack_ignored', 'semantic_unavailable'] as const;
+export const NOTICE_KINDS = ['gap', 'expired', 'capacity', 'ack_ignored', 'semantic_unavailable', 'reservation_taken'] as const;
 export type NoticeKind = (typeof NOTICE_KINDS)[number];
 
 export const NoticeOutput = v.object({

@@ -33,6 +33,7 @@ import { AsField, requireSession } from './identity.js';
 import { fitToCeiling, HARD_RESULT_CEILING_BYTES, MESSAGE_COLUMNS, MessageOutput, toMessage, type Message, type MessageRow } from './message-row.js';
 import { ChannelNameField } from './names.js';
 import { NoticeOutput, type Notice } from './notice.js';
+import { takeoverNotices } from './reservations-takeover.js';
 import { invalid, parseInput } from './validate.js';
 
 /** The fixed maxima of the schema; the configured ones are checked in code. */
@@ -186,7 +187,11 @@ export async function receive(ctx: BusContext, rawInput: unknown, options: Recei
   };
 
   if (signal?.aborted) return finish(undefined);
-  let attempt = ctx.db.transaction(() => attemptReceive(ctx, request, input.ack));
+  let attempt = ctx.db.transaction(() => {
+    const first = attemptReceive(ctx, request, input.ack);
+    // Told once, in the first attempt: which of the caller's reservations others took over while it was stalled.
+    return { ...first, notices: [...takeoverNotices(ctx.db, request.sender), ...first.notices] };
+  });
   notices.push(...attempt.notices);
   if (attempt.result !== undefined) return finish(attempt, attempt.result);
   if (!attempt.subscribed) {

@@ -84,6 +84,8 @@ export interface CompiledPattern {
   readonly text: string;
   /** True when it has no wildcard: it names one file or directory (and covers what is below it). */
   readonly literal: boolean;
+  /** True when it is a plain name known to name a file: it covers only that file, nothing below it. */
+  readonly file: boolean;
   /** Its leading segments without wildcards: every path it covers starts with them. */
   readonly prefix: readonly string[];
   /** Its segments, ending in an implicit `**` when it covers what is below its matches (built on first use). */
@@ -133,11 +135,14 @@ function pathRegex(segments: readonly string[]): RegExp {
 /**
  * Compiles a canonical pattern (checkPattern's output). Cheap: regexes and
  * segment tables are built on first use, since most patterns the guard
- * files are never met by a path.
+ * files are never met by a path. `file`: the pattern is a plain name known
+ * to name a file (ignored for a pattern with wildcards); otherwise a plain
+ * name may be a directory and covers what is below it.
  */
-export function compilePattern(pattern: string): CompiledPattern {
+export function compilePattern(pattern: string, options: { readonly file?: boolean } = {}): CompiledPattern {
   const segments = pattern.split('/');
   const literal = !WILD.test(pattern);
+  const file = literal && options.file === true;
   const firstWild = literal ? -1 : segments.findIndex((s) => WILD.test(s));
   const prefix = firstWild === -1 ? segments : segments.slice(0, firstWild);
   let symbols: readonly Segment[] | undefined;
@@ -146,13 +151,14 @@ export function compilePattern(pattern: string): CompiledPattern {
   return {
     text: pattern,
     literal,
+    file,
     prefix,
     get symbols() {
-      symbols ??= (coversBelow(segments) && segments.at(-1) !== GLOBSTAR ? [...segments, GLOBSTAR] : segments).map(symbolOf);
+      symbols ??= (!file && coversBelow(segments) && segments.at(-1) !== GLOBSTAR ? [...segments, GLOBSTAR] : segments).map(symbolOf);
       return symbols;
     },
     covers: literal
-      ? (path) => path === pattern || path.startsWith(dir)
+      ? (path) => path === pattern || (!file && path.startsWith(dir))
       : (path) => (regex ??= pathRegex(segments)).test(path),
   };
 }
@@ -205,13 +211,18 @@ function segmentsIntersect(x: Segment, y: Segment): boolean {
  * one level up: segments are the symbols and `**` loops. (segmentsIntersect
  * lets a `*` match the empty string, which no segment is; harmless: two
  * globs that share "" consist of stars only and so share "x" too.) A plain
- * name may be a file or a directory, so `docs/a` overlaps
- * `docs/**\/index.md` (through `docs/a/index.md`).
+ * name not known to be a file may be a directory, so `docs/a` overlaps
+ * `docs/**\/index.md` (through `docs/a/index.md`); a known file covers only
+ * itself, so `src/a.ts` (a file) does not overlap `**\/*.md`.
  */
 export function compiledOverlap(a: CompiledPattern, b: CompiledPattern): boolean {
   const shared = Math.min(a.prefix.length, b.prefix.length);
   for (let k = 0; k < shared; k++) if (a.prefix[k] !== b.prefix[k]) return false;
-  if (a.literal && b.literal) return true;
+  if (a.literal && b.literal) {
+    // One is the other, or the shorter is above the longer: then it must be a directory.
+    if (a.prefix.length === b.prefix.length) return true;
+    return !(a.prefix.length < b.prefix.length ? a : b).file;
+  }
   const sa = a.symbols;
   const sb = b.symbols;
   const width = sb.length + 1;

@@ -19,9 +19,12 @@ import * as v from 'valibot';
 import type { BusContext } from './bus-context.js';
 import { BusError } from './bus-error.js';
 import { AsField, heartbeat, requireSession } from './identity.js';
-import { checkPattern, compiledOverlap, compilePattern, PATTERN_MAX_LENGTH } from './reservations-patterns.js';
+import { sameLineage } from './names.js';
+import { filePatterns } from './reservations-files.js';
+import { checkPattern, compiledOverlap, compilePattern, PATTERN_MAX_LENGTH, type CompiledPattern } from './reservations-patterns.js';
 import { deleteDeadReservations, expiryColumns, liveReservations, type ReservationRow } from './reservations-live.js';
 import { cleanGitEnv, findRepository, RepositoryLookupError, type Repository } from './reservations-repository.js';
+import { isStalled, recordTakeover, TAKEOVER_STALL_MS, takenKey, takenReservations, type TakenFrom } from './reservations-takeover.js';
 import { isoTime } from './time.js';
 import { invalid, parseInput } from './validate.js';
 
@@ -97,9 +100,27 @@ export const ReserveInput = v.strictObject({
       v.maxValue(MAX_TTL_SECONDS, `must be at most ${MAX_TTL_SECONDS} (24 h); reserve again to renew`),
       v.description(`How long the reservation lasts from now, default ${DEFAULT_TTL_SECONDS} (1 h), at most ${MAX_TTL_SECONDS}; reserve again to renew. It also ends when you release it or your session ends.`),
     ),
-    DEFAULT_TTL_SECONDS,
+  ),
+  extend_seconds: v.optional(
+    v.pipe(
+      v.number('must be a number of seconds'),
+      v.integer('must be a whole number of seconds'),
+      v.minValue(1, 'must be at least 1'),
+      v.maxValue(MAX_TTL_SECONDS, `must be at most ${MAX_TTL_SECONDS} (24 h)`),
+      v.description(
+        `Instead of ttl_seconds: renew by this many seconds from the later of now and the current expiry (a pattern you do not hold yet: from now). The result may end at most ${MAX_TTL_SECONDS} s (24 h) from now.`,
+      ),
+    ),
   ),
   reason: v.optional(ReasonField),
+  take_over: v.optional(
+    v.pipe(
+      v.boolean('must be true (take overlapping claims of stalled holders) or false'),
+      v.description(
+        `true: where another agent's reservation is in the way, take it over if its holder has stalled (its session made no progress, no heartbeat and so no tool call, for ${TAKEOVER_STALL_MS / 60_000} minutes; an idle but running agent has not stalled). The holder is told in its next receive. Refused (conflict) while any holder in the way is active.`,
+      ),
+    ),
+  ),
   repository: v.optional(RepositoryField),
 });
 export type ReserveInput = v.InferInput<typeof ReserveInput>;
@@ -112,6 +133,10 @@ export const ReservationOutput = v.object({
   reason: v.nullable(v.string()),
   reserved_at: v.string(),
   expires_at: v.string(),
+  /** Set when the reservation was taken over from a stalled holder: whom from. */
+  taken_from: v.optional(v.string()),
+  /** When it was taken over. */
+  taken_at: v.optional(v.string()),
 });
 export type Reservation = v.InferOutput<typeof ReservationOutput>;
 
@@ -165,7 +190,7 @@ export const ListReservationsOutput = v.object({
 });
 export type ListReservationsResult = v.InferOutput<typeof ListReservationsOutput>;
 
-function toReservation(row: ReservationRow): Reservation {
+function toReservation(row: ReservationRow, taken?: TakenFrom): Reservation {
   return {
     pattern: row.pattern,
     display_name: row.holder,
@@ -173,6 +198,7 @@ function toReservation(row: ReservationRow): Reservation {
     reason: row.reason,
     reserved_at: isoTime(row.reserved_at),
     expires_at: isoTime(row.expires_at),
+    ...(taken === undefined ? {} : { taken_from: taken.from, taken_at: isoTime(taken.at) }),
   };
 }
 
@@ -206,7 +232,7 @@ export function resolveRepository(ctx: BusContext, repository: string | undefine
   }
 }
 
-function conflictError(conflicts: Map<ReservationRow, string[]>): BusError {
+function conflictError(conflicts: Map<ReservationRow, string[]>, active: readonly string[] = []): BusError {
   const entries = [...conflicts.entries()];
   const holders = entries.slice(0, MAX_HOLDERS_LISTED).map(([row, overlaps]) => ({ ...toReservation(row), overlaps }));
   const described = entries.slice(0, 5).map(([row, overlaps]) => {
@@ -215,22 +241,86 @@ function conflictError(conflicts: Map<ReservationRow, string[]>): BusError {
   });
   const more = entries.length > 5 ? `; and ${entries.length - 5} more (${Math.min(entries.length, MAX_HOLDERS_LISTED)} listed in holders)` : '';
   const names = [...new Set(entries.map(([row]) => row.holder))].join(', ');
+  const takeOver =
+    active.length === 0
+      ? ''
+      : ` take_over refused: ${active.join(', ')} made progress within the last ${TAKEOVER_STALL_MS / 60_000} minutes (an active holder's claims cannot be taken).`;
   return new BusError(
     'conflict',
-    `paths: nothing was reserved: ${described.join('; ')}${more}. Ask ${names} (send a message), wait until the reservation ends, or work on other paths.`,
+    `paths: nothing was reserved: ${described.join('; ')}${more}.${takeOver} Ask ${names} (send a message), wait until the reservation ends, or work on other paths.`,
     { field: 'paths', details: { holders } },
   );
 }
 
+/** The stored reservations of `repository` that name files (sql/0010), as `holder\0pattern` keys. Call inside a transaction. */
+function storedFiles(ctx: BusContext, repository: string): Set<string> {
+  const rows = ctx.db.all<{ holder: string; pattern: string }>('SELECT holder, pattern FROM reservations WHERE repository = ? AND file = 1', [repository]);
+  return new Set(rows.map((r) => `${r.holder}\0${r.pattern}`));
+}
+
+/** A live row compiled for overlap, a file where its maker's worktree said so. */
+function compiledRow(row: ReservationRow, files: ReadonlySet<string>): CompiledPattern {
+  return compilePattern(row.pattern, { file: files.has(`${row.holder}\0${row.pattern}`) });
+}
+
+/**
+ * With `take_over`, ends the claims in the way when every holder of them has
+ * stalled (reservations-takeover.ts), telling each holder, and returns per
+ * requested pattern the holders it was taken from. Throws `conflict`
+ * otherwise, naming the active holders when a takeover was asked for.
+ */
+function takeOver(ctx: BusContext, asked: boolean, conflicts: Map<ReservationRow, string[]>, sender: string, now: number): Map<string, string[]> {
+  if (!asked) throw conflictError(conflicts);
+  const holders = [...new Set([...conflicts.keys()].map((r) => r.holder))];
+  const active = holders.filter((h) => !isStalled(ctx.db, ctx, h));
+  if (active.length > 0) throw conflictError(conflicts, active);
+  const taken = new Map<string, string[]>();
+  for (const [row, overlaps] of conflicts) {
+    ctx.db.run('DELETE FROM reservations WHERE repository = ? AND holder = ? AND pattern = ?', [row.repository, row.holder, row.pattern]);
+    recordTakeover(ctx.db, { holder: row.holder, repository: row.repository, pattern: row.pattern, takenBy: sender, now });
+    for (const p of overlaps) taken.set(p, [...new Set([...(taken.get(p) ?? []), row.holder])]);
+  }
+  ctx.log.info('reservations taken over', { sender, from: holders.join(', '), count: conflicts.size });
+  return taken;
+}
+
+/**
+ * How long from now each pattern's reservation lasts, ms: `ttl_seconds`
+ * (default DEFAULT_TTL_SECONDS), or with `extend_seconds` the later of now
+ * and the held expiry plus the extension. Throws `validation` when both are
+ * given, or an extension would end more than MAX_TTL_SECONDS from now.
+ */
+function lifetimes(input: v.InferOutput<typeof ReserveInput>, patterns: readonly string[], mine: ReadonlyMap<string, ReservationRow>, now: number): Map<string, number> {
+  if (input.extend_seconds === undefined) return new Map(patterns.map((p) => [p, (input.ttl_seconds ?? DEFAULT_TTL_SECONDS) * 1000]));
+  if (input.ttl_seconds !== undefined) {
+    throw invalid('extend_seconds', 'cannot be given with ttl_seconds: ttl_seconds sets the lifetime from now, extend_seconds adds to the current one; give one of them');
+  }
+  const extension = input.extend_seconds * 1000;
+  const out = new Map<string, number>();
+  for (const p of patterns) {
+    const left = Math.max(0, (mine.get(p)?.expires_at ?? now) - now);
+    if (left + extension > MAX_TTL_SECONDS * 1000) {
+      throw invalid(
+        'extend_seconds',
+        `would make "${p}" end ${Math.ceil((left + extension) / 1000)} s from now, more than ${MAX_TTL_SECONDS} (24 h); nothing was reserved. Extend by at most ${Math.floor((MAX_TTL_SECONDS * 1000 - left) / 1000)} s`,
+      );
+    }
+    out.set(p, left + extension);
+  }
+  return out;
+}
+
 /**
  * Reserves `paths` in the repository for the caller, or renews the ones it
- * holds. Throws `conflict` (with `holders`) when another display name's
+ * holds. A name's line of descent (sameLineage: a parent and its children)
+ * never conflicts with itself: a subagent reserves inside its parent's claim. Throws `conflict` (with `holders`) when another display name's
  * live reservation is in the way, `validation`, `not_registered`.
  */
 export function reserve(ctx: BusContext, rawInput: unknown): ReserveResult {
   const input = parseInput(ReserveInput, rawInput);
   const patterns = checkPatterns(input.paths);
   const repository = resolveRepository(ctx, input.repository);
+  const files = filePatterns(repository.root, patterns, cleanGitEnv(process.env));
   const { db } = ctx;
   return db.transaction(() => {
     const now = ctx.clock.now();
@@ -241,14 +331,15 @@ export function reserve(ctx: BusContext, rawInput: unknown): ReserveResult {
     deleteDeadReservations(db, ctx, CLEANUP_LIMIT, repository.id);
     const live = liveReservations(db, ctx, { repository: repository.id });
     const mine = new Map(live.filter((r) => r.holder === sender).map((r) => [r.pattern, r]));
-    const others = live.filter((r) => r.holder !== sender);
+    const others = live.filter((r) => !sameLineage(r.holder, sender));
     const exclusiveOf = (pattern: string): boolean => input.exclusive ?? (mine.get(pattern)?.exclusive ?? 1) === 1;
 
     const conflicts = new Map<ReservationRow, string[]>();
-    const othersCompiled = others.map((row) => ({ row, compiled: compilePattern(row.pattern) }));
+    const stored = storedFiles(ctx, repository.id);
+    const othersCompiled = others.map((row) => ({ row, compiled: compiledRow(row, stored) }));
     for (const pattern of patterns) {
       const exclusive = exclusiveOf(pattern);
-      const compiled = compilePattern(pattern);
+      const compiled = compilePattern(pattern, { file: files.has(pattern) });
       for (const { row: other, compiled: theirs } of othersCompiled) {
         if ((exclusive || other.exclusive === 1) && compiledOverlap(compiled, theirs)) {
           const overlaps = conflicts.get(other) ?? [];
@@ -257,7 +348,7 @@ export function reserve(ctx: BusContext, rawInput: unknown): ReserveResult {
         }
       }
     }
-    if (conflicts.size > 0) throw conflictError(conflicts);
+    const taken = conflicts.size === 0 ? new Map<string, string[]>() : takeOver(ctx, input.take_over === true, conflicts, sender, now);
 
     const added = patterns.filter((p) => !mine.has(p)).length;
     if (mine.size + added > MAX_RESERVATIONS_PER_HOLDER) {
@@ -266,31 +357,39 @@ export function reserve(ctx: BusContext, rawInput: unknown): ReserveResult {
         `you would hold ${mine.size + added} reservations in this repository, more than ${MAX_RESERVATIONS_PER_HOLDER}; release some, or reserve a directory or glob instead of single files`,
       );
     }
-    const expiry = expiryColumns(ctx, input.ttl_seconds * 1000);
+    const lasts = lifetimes(input, patterns, mine, now);
     const renewed: string[] = [];
-    const reservations: Reservation[] = [];
+    const rows: ReservationRow[] = [];
     for (const pattern of patterns) {
       const held = mine.get(pattern);
       if (held !== undefined) renewed.push(pattern);
+      const expiry = expiryColumns(ctx, lasts.get(pattern)!);
       const row: ReservationRow = {
         repository: repository.id,
         pattern,
         holder: sender,
         exclusive: exclusiveOf(pattern) ? 1 : 0,
         reason: input.reason ?? held?.reason ?? null,
-        reserved_at: held?.reserved_at ?? now,
+        reserved_at: taken.has(pattern) ? now : (held?.reserved_at ?? now),
         expires_at: expiry.expires_at,
       };
+      const from = taken.get(pattern)?.join(', ') ?? null;
       db.run(
-        `INSERT INTO reservations (repository, pattern, holder, owner, exclusive, reason, reserved_at, expires_at, clock_domain, expires_mono)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO reservations (repository, pattern, holder, owner, exclusive, reason, reserved_at, expires_at, clock_domain, expires_mono, file, taken_from, taken_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (repository, holder, pattern) DO UPDATE SET
            owner = excluded.owner, exclusive = excluded.exclusive, reason = excluded.reason, reserved_at = excluded.reserved_at,
-           expires_at = excluded.expires_at, clock_domain = excluded.clock_domain, expires_mono = excluded.expires_mono`,
-        [row.repository, row.pattern, row.holder, ctx.owner, row.exclusive, row.reason, row.reserved_at, row.expires_at, expiry.clock_domain, expiry.expires_mono],
+           expires_at = excluded.expires_at, clock_domain = excluded.clock_domain, expires_mono = excluded.expires_mono, file = excluded.file,
+           taken_from = coalesce(excluded.taken_from, taken_from), taken_at = coalesce(excluded.taken_at, taken_at)`,
+        [
+          row.repository, row.pattern, row.holder, ctx.owner, row.exclusive, row.reason, row.reserved_at, row.expires_at,
+          expiry.clock_domain, expiry.expires_mono, files.has(pattern) ? 1 : null, from, from === null ? null : now,
+        ],
       );
-      reservations.push(toReservation(row));
+      rows.push(row);
     }
+    const takenNow = takenReservations(db, repository.id);
+    const reservations = rows.map((r) => toReservation(r, takenNow.get(takenKey(r.repository, r.holder, r.pattern))));
     ctx.log.info('reserved', { sender, patterns: patterns.length, renewed: renewed.length, exclusive: input.exclusive ?? null });
     return { repository: repository.id, reservations, renewed };
   });
@@ -332,15 +431,19 @@ export function listReservations(ctx: BusContext, rawInput: unknown): ListReserv
   const input = parseInput(ListReservationsInput, rawInput);
   const patterns = input.paths === undefined ? undefined : checkPatterns(input.paths);
   const repository = resolveRepository(ctx, input.repository);
+  const files = patterns === undefined ? new Set<string>() : filePatterns(repository.root, patterns, cleanGitEnv(process.env));
   return ctx.db.read(() => {
     const { sender } = requireSession(ctx, input.as);
     const rows = liveReservations(ctx.db, ctx, { repository: repository.id }).filter((r) => !input.mine || r.holder === sender);
-    const asked = patterns?.map((p) => ({ text: p, compiled: compilePattern(p) }));
+    const asked = patterns?.map((p) => ({ text: p, compiled: compilePattern(p, { file: files.has(p) }) }));
+    const stored = asked === undefined ? new Set<string>() : storedFiles(ctx, repository.id);
+    const taken = takenReservations(ctx.db, repository.id);
     const reservations = rows.flatMap((row) => {
-      if (asked === undefined) return [toReservation(row)];
-      const theirs = compilePattern(row.pattern);
+      const shown = toReservation(row, taken.get(takenKey(row.repository, row.holder, row.pattern)));
+      if (asked === undefined) return [shown];
+      const theirs = compiledRow(row, stored);
       const overlaps = asked.filter((p) => compiledOverlap(p.compiled, theirs)).map((p) => p.text);
-      return overlaps.length === 0 ? [] : [{ ...toReservation(row), overlaps }];
+      return overlaps.length === 0 ? [] : [{ ...shown, overlaps }];
     });
     return { repository: repository.id, reservations };
   });

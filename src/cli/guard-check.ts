@@ -12,6 +12,7 @@ import { PathIndex } from '../bus/reservations-path-index.js';
 import { findRepository } from '../bus/reservations-repository.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
+import type { LockProtocol } from '../db/driver.js';
 import { Database } from '../db/database.js';
 import { readFileState } from '../db/file-header.js';
 import { lostDatabaseMessage } from '../db/lost-database.js';
@@ -36,29 +37,60 @@ export type GuardVerdict =
   /** Some staged paths do; `hits` in staged order. */
   | { readonly kind: 'refused'; readonly hits: readonly GuardHit[] }
   /** The check could not be made for a reason that is no one's fault (no database yet). */
-  | { readonly kind: 'unchecked'; readonly reason: string };
+  | { readonly kind: 'unchecked'; readonly reason: string }
+  /** This Node cannot load the driver the database's lock protocol needs (a Node 20 and a posix bus). */
+  | { readonly kind: 'wrong_node'; readonly protocol: LockProtocol };
+
+/** The NUL-separated paths git prints for `args` in `cwd`, each once; `what` names the list in an error. */
+function gitPaths(cwd: string, env: NodeJS.ProcessEnv, args: readonly string[], what: string): string[] {
+  let out: string;
+  try {
+    out = execFileSync('git', args, { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 256 * 1024 * 1024 });
+  } catch (error) {
+    const stderr = (error as { stderr?: string }).stderr?.trim().split('\n')[0];
+    throw new Error(`git could not list ${what} in ${cwd}: ${stderr || (error as Error).message}`);
+  }
+  // `git log -z` separates commits with a newline before the next commit's first path.
+  return [...new Set(out.split('\0').map((p) => p.replace(/^\n+/, '')).filter((p) => p !== ''))];
+}
 
 /** The paths the commit in progress changes, adds or deletes (both sides of a rename), relative to the worktree top. */
 export function stagedPaths(cwd: string, env: NodeJS.ProcessEnv): string[] {
   // Inside a hook, GIT_INDEX_FILE names the index being committed (`commit -a` and `commit <paths>` use a temporary one).
-  let out: string;
-  try {
-    out = execFileSync('git', ['diff', '--cached', '--name-only', '-z', '--no-renames', '--no-ext-diff'], {
-      cwd,
-      env,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-      maxBuffer: 256 * 1024 * 1024,
-    });
-  } catch (error) {
-    const stderr = (error as { stderr?: string }).stderr?.trim().split('\n')[0];
-    throw new Error(`git could not list the staged files in ${cwd}: ${stderr || (error as Error).message}`);
-  }
-  return out.split('\0').filter((p) => p !== '');
+  return gitPaths(cwd, env, ['diff', '--cached', '--name-only', '-z', '--no-renames', '--no-ext-diff'], 'the staged files');
 }
 
-/** Opens the existing database for reading, or says why there is nothing to read. Throws on a damaged or foreign file. */
-async function openExisting(config: Config): Promise<Database | string> {
+/** The commits a pre-push hook is told about (its stdin: `<local ref> <local sha> <remote ref> <remote sha>` per line) that no remote has yet. */
+function pushedRange(refLines: string): string[] | undefined {
+  const zero = /^0+$/;
+  const tips: string[] = [];
+  const known: string[] = [];
+  for (const line of refLines.split('\n')) {
+    const [, localSha, , remoteSha] = line.trim().split(/\s+/);
+    // A deletion pushes no commit.
+    if (localSha === undefined || remoteSha === undefined || zero.test(localSha)) continue;
+    tips.push(localSha);
+    if (!zero.test(remoteSha)) known.push(remoteSha);
+  }
+  return tips.length === 0 ? undefined : [...tips, '--not', '--remotes', ...known];
+}
+
+/**
+ * The paths changed by the commits being pushed (merges aside: their changes
+ * are their parents'), each once: the commits reachable from the pushed tips
+ * that are neither on a remote-tracking branch nor below the remote's
+ * current tip. Read from the hook's stdin, `refLines`.
+ */
+export function pushedPaths(cwd: string, env: NodeJS.ProcessEnv, refLines: string): string[] {
+  const range = pushedRange(refLines);
+  if (range === undefined) return [];
+  // --ignore-missing: the remote's tip may be a commit this clone never fetched.
+  const args = ['log', '--format=', '--name-only', '-z', '--no-renames', '--no-merges', '--no-ext-diff', '--ignore-missing', ...range];
+  return gitPaths(cwd, env, args, 'the commits being pushed');
+}
+
+/** Opens the existing database for reading, or says why there is nothing to read, or which protocol this Node cannot read. Throws on a damaged or foreign file. */
+async function openExisting(config: Config): Promise<Database | string | { readonly protocol: LockProtocol }> {
   const path = databasePath(config.data_directory);
   const state = readFileState(path);
   // An emptied file where a bus was is not "nothing reserved yet": the reservations were lost with it.
@@ -67,7 +99,7 @@ async function openExisting(config: Config): Promise<Database | string> {
   if (state.kind === 'missing' || state.kind === 'empty') return `there is no agentbus database at ${path} yet, so nothing is reserved`;
   if (state.kind === 'foreign') throw new Error(state.reason);
   const loaded = await loadDriver(DRIVER_FOR_PROTOCOL[state.protocol]);
-  if (!loaded.ok) throw new Error(`${path} needs the ${DRIVER_FOR_PROTOCOL[state.protocol]} driver, but ${loaded.reason}`);
+  if (!loaded.ok) return { protocol: state.protocol };
   return new Database(loaded.driver.open(path, { busyTimeoutMs: GUARD_BUSY_TIMEOUT_MS }));
 }
 
@@ -89,15 +121,25 @@ export interface GuardCheckOptions {
   readonly committer: Committer | undefined;
   /** The time source: wall time for reservation expiry, monotonic time for judging the holders' sessions. */
   readonly clock: Clock;
+  /** For a pre-push check: the refs git said it pushes (the hook's stdin); absent for the pre-commit check of the staged paths. */
+  readonly pushed?: string;
 }
 
 /** Runs the check. Throws on anything broken (git, the database); the command turns that into a warning. */
 export async function checkCommit(options: GuardCheckOptions): Promise<GuardVerdict> {
-  const staged = stagedPaths(options.cwd, options.env);
+  let staged: string[];
+  try {
+    staged = options.pushed === undefined ? stagedPaths(options.cwd, options.env) : pushedPaths(options.cwd, options.env, options.pushed);
+  } catch (error) {
+    // Outside a repository `git diff --cached` fails as a diff of two files would; say what is really wrong.
+    findRepository(options.cwd, { env: options.env });
+    throw error;
+  }
   if (staged.length === 0) return { kind: 'allowed', staged: 0 };
   const repository = findRepository(options.cwd, { env: options.env });
   const db = await openExisting(options.config);
   if (typeof db === 'string') return { kind: 'unchecked', reason: db };
+  if (!(db instanceof Database)) return { kind: 'wrong_node', protocol: db.protocol };
   let reservations: ReservationRow[];
   try {
     reservations = db.read(() =>

@@ -5,17 +5,18 @@
  * `committingAgent` is the one place that decides; it tries, in order:
  * 1. an explicit name: `--as <display name>` on the guard, else the
  *    AGENTBUS_AS environment variable (e.g. `AGENTBUS_AS=Sam2 git commit`);
- * 2. the harness session mapping: the display names of the harness that
- *    runs this process (`harnessDisplayNames`, to be provided by the push
- *    work, issue 16; until then it finds nothing);
+ * 2. the harness session: the display names held by the `agentbus mcp`
+ *    servers of the harness that runs this process (found through the
+ *    process tree, as `agentbus inbox` finds them: src/harness/harness-names.ts);
  * 3. `.local/agentbus.json` above the working directory: its `identity`
  *    and the display names register derives from it (`Sam`, `Sam2`, ...).
- * Each name also owns the reservations of its children (`Sam/task`): a
- * subagent's work is committed by its parent. With none of them the
+ * A name owns the reservations of its line of descent (sameLineage): a
+ * parent's cover its children's commits (`Sam/task` works under `Sam`'s
+ * claims) and a child's are its parent's. With none of them the
  * committer is unknown (a person, or an agent nobody named), and every
  * live exclusive reservation counts.
  */
-import { checkDisplayName, isCandidateOf } from '../bus/names.js';
+import { checkDisplayName, isCandidateOf, sameLineage } from '../bus/names.js';
 import { CliError } from './cli-error.js';
 import { findIdentityFile, readIdentity } from './identity-line.js';
 
@@ -29,21 +30,12 @@ export interface Committer {
   owns(displayName: string): boolean;
 }
 
-/**
- * The display names of the harness session running this process, from the
- * harness session mapping; undefined when there is no mapping to ask.
- * The lead plugs issue 16's exported lookup in here.
- */
-export function harnessDisplayNames(_env: NodeJS.ProcessEnv, _cwd: string): readonly string[] | undefined {
-  return undefined;
-}
-
 const topName = (displayName: string): string => displayName.split('/')[0] ?? displayName;
 
 function exactNames(names: readonly string[], description: string): Committer {
   return {
     description,
-    owns: (displayName) => names.some((n) => displayName === n || displayName.startsWith(`${n}/`)),
+    owns: (displayName) => names.some((n) => sameLineage(n, displayName)),
   };
 }
 
@@ -58,8 +50,13 @@ function checkedDisplayName(source: string, value: string): string {
   return value;
 }
 
-/** The committing agent, or undefined when nothing says who it is. Throws CliError on a malformed name or identity file. */
-export function committingAgent(env: NodeJS.ProcessEnv, cwd: string, asFlag: unknown): Committer | undefined {
+/**
+ * The committing agent, or undefined when nothing says who it is.
+ * `harnessNames` returns the display names of the harness session running
+ * this process (empty when there is none). Throws CliError on a malformed
+ * name or identity file.
+ */
+export function committingAgent(env: NodeJS.ProcessEnv, cwd: string, asFlag: unknown, harnessNames: () => readonly string[]): Committer | undefined {
   if (asFlag !== undefined) {
     if (typeof asFlag !== 'string') throw new CliError('usage', '--as needs a display name, e.g. --as Sam2');
     const name = checkedDisplayName('--as', asFlag);
@@ -70,13 +67,14 @@ export function committingAgent(env: NodeJS.ProcessEnv, cwd: string, asFlag: unk
     const name = checkedDisplayName(COMMITTER_ENV, fromEnv);
     return exactNames([name], `${name} (from ${COMMITTER_ENV})`);
   }
-  const harness = harnessDisplayNames(env, cwd);
-  if (harness !== undefined && harness.length > 0) return exactNames(harness, `${harness.join(', ')} (this harness session)`);
+  const harness = harnessNames();
+  if (harness.length > 0) return exactNames(harness, `${harness.join(', ')} (this harness session)`);
   const file = findIdentityFile(cwd);
   if (file === undefined) return undefined;
   const identity = readIdentity(file);
   return {
     description: `${identity} (from ${file})`,
+    // Every name register derives from the identity, and their whole lines of descent.
     owns: (displayName) => isCandidateOf(topName(displayName), identity, false),
   };
 }

@@ -1,10 +1,12 @@
 /**
- * `agentbus guard --install`: writes the repository's pre-commit hook. The
- * hook runs this installation's agentbus with the node that installed it
- * (absolute paths, so it works without `npm link`), turns the guard's
- * refusal (exit 3) into a refused commit, and lets the commit through on
- * anything else, so a broken, moved or uninstalled agentbus never blocks a
- * commit. It never overwrites a hook it did not write.
+ * `agentbus guard --install`: writes the repository's pre-commit and
+ * pre-push hooks. Each runs this installation's agentbus with a Node that can
+ * read the bus (absolute paths, so it works without `npm link`; see
+ * guard-node.ts for which Node), turns the guard's refusal (exit 3) into a
+ * refused commit or push, and lets it through on anything else, so a broken,
+ * moved or uninstalled agentbus never blocks one: a hook whose agentbus or
+ * Node is gone says so in one line. It never overwrites a hook it did not
+ * write: with one such hook present it writes neither.
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -15,23 +17,46 @@ import { CliError } from './cli-error.js';
 /** The line that marks a hook as agentbus's own. */
 export const HOOK_MARKER = '# agentbus guard: installed by `agentbus guard --install`';
 
-/** The line to add to an existing hook (or a hook manager) instead. */
-export const HOOK_LINE = 'agentbus guard; [ $? -ne 3 ] || exit 1';
+/** The git hooks agentbus writes. */
+export type HookKind = 'pre-commit' | 'pre-push';
+
+/** Per hook: the guard's arguments, what it guards (for messages), and the line to add to an existing hook (or a hook manager) instead. */
+const HOOKS: Readonly<Record<HookKind, { readonly args: readonly string[]; readonly what: string; readonly line: string }>> = {
+  'pre-commit': { args: [], what: 'commit', line: 'agentbus guard; [ $? -ne 3 ] || exit 1' },
+  // git gives a pre-push hook the remote's name as $1 and the refs being pushed on stdin.
+  'pre-push': { args: ['--pre-push'], what: 'push', line: 'agentbus guard --pre-push --remote "$1"; [ $? -ne 3 ] || exit 1' },
+};
+
+/** The line to add to an existing pre-commit hook (or a hook manager) instead. */
+export const HOOK_LINE = HOOKS['pre-commit'].line;
+/** The line to add to an existing pre-push hook instead. */
+export const PRE_PUSH_HOOK_LINE = HOOKS['pre-push'].line;
 
 const shellQuote = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`;
 
-/** The pre-commit hook text for `node` running `bin` with `args`. */
-export function hookScript(node: string, bin: string, args: readonly string[]): string {
-  const command = [node, bin, 'guard', ...args].map(shellQuote).join(' ');
+/** The `kind` hook text for `node` running `bin` with `args`. */
+export function hookScript(kind: HookKind, node: string, bin: string, args: readonly string[]): string {
+  const { what } = HOOKS[kind];
+  const remote = kind === 'pre-push' ? ' --remote "$1"' : '';
+  const command = `"$node" "$bin" ${['guard', ...HOOKS[kind].args, ...args].map(shellQuote).join(' ')}${remote}`;
+  const repair = 'run agentbus guard --install again to repair the hook';
   return [
     '#!/bin/sh',
     HOOK_MARKER,
-    '# Refuses a commit whose staged files another agent reserved exclusively; `git commit --no-verify` skips it.',
-    '# agentbus exits 3 to refuse; any other failure (agentbus moved, broken or gone) lets the commit through.',
+    kind === 'pre-commit'
+      ? '# Refuses a commit whose staged files another agent reserved exclusively; `git commit --no-verify` skips it.'
+      : '# Refuses a push whose commits change files another agent reserved exclusively; `git push --no-verify` skips it.',
+    `# agentbus exits 3 to refuse; any other failure (agentbus moved, broken or gone) lets the ${what} through.`,
+    `node=${shellQuote(node)}`,
+    `bin=${shellQuote(bin)}`,
+    'if [ ! -x "$node" ] || [ ! -f "$bin" ]; then',
+    `  echo "agentbus guard: $bin or $node is gone (agentbus moved or removed), file reservations not checked; allowing the ${what} (${repair})" >&2`,
+    '  exit 0',
+    'fi',
     command,
     'status=$?',
     '[ "$status" -eq 3 ] && exit 1',
-    '[ "$status" -eq 0 ] || echo "agentbus guard: exited $status; allowing the commit (run agentbus guard --install again to repair the hook)" >&2',
+    `[ "$status" -eq 0 ] || echo "agentbus guard: exited $status; allowing the ${what} (${repair})" >&2`,
     'exit 0',
     '',
   ].join('\n');
@@ -49,31 +74,43 @@ function hooksDirectory(cwd: string, env: NodeJS.ProcessEnv): string {
   return resolve(cwd, out.trim());
 }
 
-export interface InstallResult {
+export interface InstalledHook {
+  /** Which hook. */
+  readonly kind: HookKind;
   /** The hook file written. */
   readonly path: string;
   /** True when an earlier agentbus hook was replaced. */
   readonly updated: boolean;
 }
 
+export interface InstallOptions {
+  /** Passed on to the guard as `--config` (absolute), when given. */
+  readonly configPath: string | undefined;
+  /** The node the hooks run (absolute). */
+  readonly node: string;
+}
+
 /**
- * Installs the hook; `configPath` (absolute), when given, is passed on as
- * `--config`. Throws CliError `refused` when a foreign pre-commit hook exists.
+ * Installs both hooks. Throws CliError `refused`, writing nothing, when a
+ * hook agentbus did not write is in the way.
  */
-export function installGuard(cwd: string, env: NodeJS.ProcessEnv, configPath: string | undefined): InstallResult {
+export function installGuard(cwd: string, env: NodeJS.ProcessEnv, options: InstallOptions): InstalledHook[] {
   const dir = hooksDirectory(cwd, env);
-  const path = join(dir, 'pre-commit');
-  const args = configPath === undefined ? [] : ['--config', configPath];
-  const script = hookScript(process.execPath, join(packageRoot(), 'bin', 'agentbus.js'), args);
-  const existing = existsSync(path) ? readFileSync(path, 'utf8') : undefined;
-  if (existing !== undefined && !existing.includes(HOOK_MARKER)) {
-    throw new CliError(
-      'refused',
-      `${path} already exists and was not written by agentbus; nothing changed. Add this line to it (after its other checks): ${HOOK_LINE}`,
-    );
+  const args = options.configPath === undefined ? [] : ['--config', options.configPath];
+  const bin = join(packageRoot(), 'bin', 'agentbus.js');
+  const plans = (Object.keys(HOOKS) as HookKind[]).map((kind) => {
+    const path = join(dir, kind);
+    return { kind, path, existing: existsSync(path) ? readFileSync(path, 'utf8') : undefined };
+  });
+  const foreign = plans.filter((p) => p.existing !== undefined && !p.existing.includes(HOOK_MARKER));
+  if (foreign.length > 0) {
+    const fixes = foreign.map((p) => `${p.path} already exists and was not written by agentbus: add this line to it (after its other checks): ${HOOKS[p.kind].line}`);
+    throw new CliError('refused', `nothing changed: ${fixes.join('; ')}`);
   }
   mkdirSync(dir, { recursive: true });
-  writeFileSync(path, script, { mode: 0o755 });
-  chmodSync(path, 0o755);
-  return { path, updated: existing !== undefined };
+  return plans.map(({ kind, path, existing }) => {
+    writeFileSync(path, hookScript(kind, options.node, bin, args), { mode: 0o755 });
+    chmodSync(path, 0o755);
+    return { kind, path, updated: existing !== undefined };
+  });
 }

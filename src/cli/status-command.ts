@@ -5,6 +5,7 @@
 import { dirname } from 'node:path';
 import { liveReservations } from '../bus/reservations-live.js';
 import { repositoryLabel } from '../bus/reservations-repository.js';
+import { takenKey, takenReservations } from '../bus/reservations-takeover.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
@@ -60,17 +61,26 @@ export interface StatusReservation {
   readonly exclusive: boolean;
   readonly reason: string | null;
   readonly expires_at: string;
+  /** Whom it was taken over from (a stalled holder), when it was. */
+  readonly taken_from?: string;
+  /** When it was taken over. */
+  readonly taken_at?: string;
 }
 
 function readReservations(db: Database, clock: Clock): StatusReservation[] {
-  return liveReservations(db, { clock, owner: 'status' }).map((r) => ({
-    repository: r.repository,
-    pattern: r.pattern,
-    display_name: r.holder,
-    exclusive: r.exclusive === 1,
-    reason: r.reason,
-    expires_at: new Date(r.expires_at).toISOString(),
-  }));
+  const taken = takenReservations(db);
+  return liveReservations(db, { clock, owner: 'status' }).map((r) => {
+    const t = taken.get(takenKey(r.repository, r.holder, r.pattern));
+    return {
+      repository: r.repository,
+      pattern: r.pattern,
+      display_name: r.holder,
+      exclusive: r.exclusive === 1,
+      reason: r.reason,
+      expires_at: new Date(r.expires_at).toISOString(),
+      ...(t === undefined ? {} : { taken_from: t.from, taken_at: new Date(t.at).toISOString() }),
+    };
+  });
 }
 
 function formatReservations(reservations: readonly StatusReservation[], now: number): string[] {
@@ -80,7 +90,7 @@ function formatReservations(reservations: readonly StatusReservation[], now: num
       r.pattern,
       r.display_name,
       r.exclusive ? 'exclusive' : 'shared',
-      `expires ${remaining(now, Date.parse(r.expires_at))}${r.reason === null ? '' : `: ${r.reason}`}`,
+      `expires ${remaining(now, Date.parse(r.expires_at))}${r.taken_from === undefined ? '' : `, taken over from ${r.taken_from}`}${r.reason === null ? '' : `: ${r.reason}`}`,
     ]),
     '    ',
   );

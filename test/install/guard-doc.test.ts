@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HOOK_LINE, HOOK_MARKER } from '../../src/cli/guard-install.js';
 import { git, gitRepo, personEnv, writeFiles } from '../reservations/git-repo.js';
+import { fixturePath } from '../support/child-process.js';
 import { startMcp } from '../support/mcp-process.js';
 import { tempDir } from '../support/test-driver.js';
 import { REPO_ROOT, installSnippets, localised, snippet } from './doc-snippets.js';
@@ -42,7 +43,8 @@ describe('docs/install.md: the commit guard', () => {
     expect(readFileSync(join(repo, '.git', 'hooks', 'pre-commit'), 'utf8')).toContain(HOOK_MARKER);
 
     const dataDir = tempDir();
-    const alice = await startMcp(dataDir, { cwd: repo });
+    // In a harness of her own: the commits below are a person's, not her harness session's.
+    const alice = await startMcp(dataDir, { cwd: repo, bin: fixturePath('harness-shim.cjs') });
     await alice.call('register', { name: 'Alice' });
     await alice.call('reserve', { as: 'Alice', paths: ['src/**'], reason: 'refactor' });
     writeFiles(repo, { 'src/a.ts': '1\n' });
@@ -61,7 +63,8 @@ describe('docs/install.md: the commit guard', () => {
     writeFileSync(hook, '#!/bin/sh\necho "lint ok" >&2\n', { mode: 0o755 });
     appendFileSync(hook, `${line}\n`);
     const dataDir = tempDir();
-    const alice = await startMcp(dataDir, { cwd: repo });
+    // In a harness of her own: the commits below are a person's, not her harness session's.
+    const alice = await startMcp(dataDir, { cwd: repo, bin: fixturePath('harness-shim.cjs') });
     await alice.call('register', { name: 'Alice' });
     await alice.call('reserve', { as: 'Alice', paths: ['src/**'] });
     const path = `${linkedBin()}:${dirname(process.execPath)}:/usr/bin:/bin`;

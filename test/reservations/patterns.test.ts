@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PathIndex } from '../../src/bus/reservations-path-index.js';
-import { checkPattern, compilePattern, patternCovers, patternsOverlap } from '../../src/bus/reservations-patterns.js';
+import { checkPattern, compiledOverlap, compilePattern, patternCovers, patternsOverlap } from '../../src/bus/reservations-patterns.js';
 
 const canonical = (raw: string): string => {
   const checked = checkPattern(raw);
@@ -144,5 +144,24 @@ describe('the path index the guard matches staged paths with', () => {
       found += expected.length;
     }
     expect(found).toBeGreaterThan(paths.length);
+  });
+});
+
+describe('reservation patterns: plain names known to be files', () => {
+  it('a file covers only itself: it meets globs matching it and directories above it, nothing else', () => {
+    const file = (p: string) => compilePattern(p, { file: true });
+    const maybeDir = (p: string) => compilePattern(p);
+    expect(compiledOverlap(file('src/a.ts'), maybeDir('**/*.md'))).toBe(false);
+    expect(compiledOverlap(maybeDir('src/a.ts'), maybeDir('**/*.md'))).toBe(true);
+    expect(compiledOverlap(file('docs/a.md'), maybeDir('**/*.md'))).toBe(true);
+    expect(compiledOverlap(file('src/a.ts'), maybeDir('src'))).toBe(true);
+    expect(compiledOverlap(maybeDir('src'), file('src/a.ts'))).toBe(true);
+    expect(compiledOverlap(file('src/a.ts'), maybeDir('src/a.ts/x'))).toBe(false);
+    expect(compiledOverlap(file('src/a.ts'), file('src/a.ts'))).toBe(true);
+    expect(compiledOverlap(file('src/a.ts'), maybeDir('src/**'))).toBe(true);
+    expect(compiledOverlap(file('src/a.ts'), maybeDir('src/*/x'))).toBe(false);
+    expect([file('src/a.ts').covers('src/a.ts'), file('src/a.ts').covers('src/a.ts/x')]).toEqual([true, false]);
+    // Ignored for a pattern with wildcards.
+    expect(compilePattern('src/*', { file: true }).file).toBe(false);
   });
 });

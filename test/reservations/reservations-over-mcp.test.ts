@@ -34,7 +34,7 @@ describe('reservations between agentbus mcp processes', () => {
     const { tools } = await a!.client.listTools();
     const reserveTool = tools.find((t) => t.name === 'reserve');
     expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['reserve', 'release', 'list_reservations']));
-    expect(Object.keys(reserveTool?.inputSchema.properties ?? {})).toEqual(['as', 'paths', 'exclusive', 'ttl_seconds', 'reason', 'repository']);
+    expect(Object.keys(reserveTool?.inputSchema.properties ?? {})).toEqual(['as', 'paths', 'exclusive', 'ttl_seconds', 'extend_seconds', 'reason', 'take_over', 'repository']);
     expect(jsonKeysAt(reserveTool?.outputSchema, 'anyOf', 1, 'properties', 'error', 'properties')).toEqual(['holders', 'code', 'message', 'retryable']);
 
     await a!.call('reserve', { as: 'Agent1', paths: ['src/cli/**'], reason: 'rewriting the CLI' });

@@ -17,7 +17,7 @@ describe('reservation tool schemas', () => {
   });
 
   it('use the architecture\'s field names', () => {
-    expect(Object.keys(reservations.ReserveInput.entries)).toEqual(['as', 'paths', 'exclusive', 'ttl_seconds', 'reason', 'repository']);
+    expect(Object.keys(reservations.ReserveInput.entries)).toEqual(['as', 'paths', 'exclusive', 'ttl_seconds', 'extend_seconds', 'reason', 'take_over', 'repository']);
     expect(Object.keys(reservations.ReleaseInput.entries)).toEqual(['as', 'paths', 'repository']);
     expect(Object.keys(reservations.ListReservationsInput.entries)).toEqual(['as', 'mine', 'paths', 'repository']);
     expect(toJsonSchema(reservations.ReserveInput).required).toEqual(['as', 'paths']);
@@ -37,6 +37,8 @@ describe('reservation tool schemas', () => {
       'reason',
       'reserved_at',
       'expires_at',
+      'taken_from',
+      'taken_at',
       'overlaps',
     ]);
   });

@@ -93,7 +93,7 @@ function renderState(state) {
   $('sessions').replaceChildren(...(state.sessions.length ? state.sessions.map((s) => el('li', {}, s.display_name, ' ', el('span', { class: 'muted' }, `${s.context} · seen ${when(s.heartbeat_at)}`))) : [el('li', { class: 'muted' }, 'none')]));
   $('reservations').replaceChildren(
     ...(state.reservations.length
-      ? state.reservations.map((r) => el('li', {}, `${r.pattern} `, el('span', { class: 'muted' }, `${r.display_name} · ${r.exclusive ? 'exclusive' : 'shared'} · until ${when(r.expires_at)}${r.reason ? ` · ${r.reason}` : ''}`)))
+      ? state.reservations.map((r) => el('li', {}, `${r.pattern} `, el('span', { class: 'muted' }, `${r.display_name} · ${r.exclusive ? 'exclusive' : 'shared'} · until ${when(r.expires_at)}${r.taken_from ? ` · taken over from ${r.taken_from}` : ''}${r.reason ? ` · ${r.reason}` : ''}`)))
       : [el('li', { class: 'muted' }, 'none')]),
   );
   const select = $('post-channel');
