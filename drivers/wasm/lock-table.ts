@@ -203,7 +203,9 @@ export class LockRecord implements KeptLease {
 
   /** Sets or clears bytes [from, from+count) of this record and writes them. */
   write(from: number, count: number, value: 0 | 1): void {
-    this.#mine.fill(value, from, from + count);
+    // A plain loop: Buffer.fill's argument handling cost more than the pwrite's own JavaScript on every lock.
+    const mine = this.#mine;
+    for (let i = from; i < from + count; i++) mine[i] = value;
     writeSync(this.#fd, this.#mine, from, count, this.index * RECORD_SIZE + from);
   }
 
