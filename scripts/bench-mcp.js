@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The bus through real `agentbus mcp` processes, every available driver in one run:
-//   send round trips/s through one server (sequential tools/call send)
+//   send round trips/s through one server (sequential tools/call send), with the reader draining
+//   afterwards and again while another server receives live (long-poll receive + ack)
 //   cross-process send-to-receive latency: B long-polls receive, A sends; p50/p99
 //   npm run bench:mcp -- [--sends 2000] [--latency 200]
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -56,13 +57,35 @@ async function benchDriver(driver) {
     for (let i = 0; i < SENDS; i++) await a.call('send', { as: 'A', channel: 'bench', content: `message ${i}` });
     const sendsPerSecond = Math.round((SENDS / (performance.now() - t)) * 1000);
 
-    // Drain what is queued, then measure one message at a time.
+    // Drain what is queued (the reader after the sender), then measure one message at a time.
     let token;
-    for (;;) {
-      const r = await b.call('receive', { as: 'B', ...(token ? { ack: token } : {}), count: 1000 });
-      token = r.batch_token;
-      if (r.messages.length === 0) break;
-    }
+    const drain = async () => {
+      let got = 0;
+      for (;;) {
+        const r = await b.call('receive', { as: 'B', ...(token ? { ack: token } : {}), count: 1000 });
+        token = r.batch_token;
+        got += r.messages.length;
+        if (r.messages.length === 0) return got;
+      }
+    };
+    await drain();
+
+    // The same sends while B receives live: long-poll receive + ack, as an agent waiting for mail does.
+    let sending = true;
+    let receivedLive = 0;
+    const reader = (async () => {
+      while (sending) {
+        const r = await b.call('receive', { as: 'B', ...(token ? { ack: token } : {}), count: 1000, wait_seconds: 1 });
+        token = r.batch_token;
+        receivedLive += r.messages.length;
+      }
+    })();
+    t = performance.now();
+    for (let i = 0; i < SENDS; i++) await a.call('send', { as: 'A', channel: 'bench', content: `live ${i}` });
+    const liveSendsPerSecond = Math.round((SENDS / (performance.now() - t)) * 1000);
+    sending = false;
+    await reader;
+    if (receivedLive + (await drain()) !== SENDS) throw new Error(`the live reader lost messages: ${receivedLive} received live`);
     const latencies = [];
     for (let i = 0; i < LATENCY; i++) {
       const waiting = b.call('receive', { as: 'B', ...(token ? { ack: token } : {}), wait_seconds: 10 });
@@ -77,7 +100,7 @@ async function benchDriver(driver) {
     }
     await a.client.close();
     await b.client.close();
-    return { sendsPerSecond, p50: pct(latencies, 50), p99: pct(latencies, 99) };
+    return { sendsPerSecond, liveSendsPerSecond, receivedLive, p50: pct(latencies, 50), p99: pct(latencies, 99) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -93,8 +116,12 @@ for (const driver of ['native', 'wasm']) {
   }
   const r = await benchDriver(driver);
   results[driver] = r;
-  console.log(`${driver.padEnd(7)} send round trips ${r.sendsPerSecond}/s   send->receive latency p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms`);
+  console.log(
+    `${driver.padEnd(7)} send round trips ${r.sendsPerSecond}/s (reader after), ${r.liveSendsPerSecond}/s beside a live reader ` +
+      `(live/after ${(r.liveSendsPerSecond / r.sendsPerSecond).toFixed(2)}, ${r.receivedLive} received live)   ` +
+      `send->receive latency p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms`,
+  );
 }
 if (results.native && results.wasm) {
-  console.log(`wasm/native: sends ${(results.wasm.sendsPerSecond / results.native.sendsPerSecond).toFixed(2)}, p50 ${(results.wasm.p50 / results.native.p50).toFixed(2)}`);
+  console.log(`wasm/native: sends ${(results.wasm.sendsPerSecond / results.native.sendsPerSecond).toFixed(2)}, live sends ${(results.wasm.liveSendsPerSecond / results.native.liveSendsPerSecond).toFixed(2)}, p50 ${(results.wasm.p50 / results.native.p50).toFixed(2)}`);
 }

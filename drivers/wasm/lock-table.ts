@@ -42,7 +42,7 @@ import {
 } from '../../src/db/portable-lock-files.js';
 import { clockIsBoots } from '../../src/db/process-identity.js';
 import { withAdminLock } from './admin-lock.js';
-import { isThisProcess, liveness, type KeptLease } from './owner-liveness.js';
+import { ALIVE_CACHE_MS, isThisProcess, liveness, type KeptLease } from './owner-liveness.js';
 import { count } from './vfs-stats.js';
 
 /** At most this many records: the table is read whole on every lock. */
@@ -63,6 +63,12 @@ export interface Refusal {
   /** What the refused lock was for (decides what an expired lease means while waiting). */
   readonly purpose: Purpose;
 }
+
+/**
+ * u32 words of a record that decide its owner's verdict: identity (bytes 0..15),
+ * flags (36..39), realm and lease (44..63). Not the lock bytes (16..35) nor the push stamp (40..43).
+ */
+const JUDGED_WORDS = [0, 1, 2, 3, 9, 11, 12, 13, 14, 15] as const;
 
 /** u32 words per record compared to detect WAL-index pushes: identity (0..15) and the stamp. */
 const STAMP_WORDS = [0, 1, 2, 3, REC.shmStamp / 4] as const;
@@ -102,6 +108,12 @@ export class LockRecord implements KeptLease {
   #fd: number;
   readonly #mine = Buffer.alloc(RECORD_SIZE);
   readonly #table = Buffer.alloc(RECORD_SIZE * MAX_RECORDS);
+  /** The same table as u32 words (Buffer.alloc is never pooled: offset 0, aligned). */
+  readonly #tableWords = new Int32Array(this.#table.buffer, this.#table.byteOffset, (RECORD_SIZE * MAX_RECORDS) / 4);
+  /** Per other record: its JUDGED_WORDS when last judged alive by pid ... */
+  readonly #aliveWords = new Int32Array(MAX_RECORDS * JUDGED_WORDS.length);
+  /** ... and until when (performance.now) that judgement stands: one pid-cache lifetime (a death is noticed at most that much later). */
+  readonly #aliveUntil = new Float64Array(MAX_RECORDS);
   readonly #one = Buffer.alloc(RECORD_SIZE);
   #tableLength = 0;
   #stamp = 0;
@@ -203,7 +215,9 @@ export class LockRecord implements KeptLease {
 
   /** Sets or clears bytes [from, from+count) of this record and writes them. */
   write(from: number, count: number, value: 0 | 1): void {
-    this.#mine.fill(value, from, from + count);
+    // A plain loop: Buffer.fill's argument handling cost more than the pwrite's own JavaScript on every lock.
+    const mine = this.#mine;
+    for (let i = from; i < from + count; i++) mine[i] = value;
     writeSync(this.#fd, this.#mine, from, count, this.index * RECORD_SIZE + from);
   }
 
@@ -248,13 +262,43 @@ export class LockRecord implements KeptLease {
     return false;
   }
 
-  /** Whether the other record at `base` (as last read) counts as holding its bytes for `purpose`. */
+  /**
+   * Whether the other record at `base` (as last read) counts as holding its bytes for `purpose`.
+   * An owner judged alive by pid is not judged again while the judgement stands (ALIVE_CACHE_MS,
+   * the pid cache's own lifetime) and the record's identity, realm and lease words are unchanged:
+   * busy waits and contended locks look at the same few holders thousands of times a second.
+   * Only "alive" is remembered, so this can only keep respecting a lock, never ignore one.
+   */
   #counts(base: number, purpose: Purpose): boolean {
+    const r = base / RECORD_SIZE;
+    const now = performance.now();
+    if ((this.#aliveUntil[r] as number) > now && this.#sameJudgedWords(r)) return true;
     const head = readRecordHead(this.#table, base);
     const verdict = judgeRecord(head, this.#watch);
+    if (verdict.state === 'alive' && verdict.by === 'pid') this.#rememberAlive(r, now);
     if (verdict.state !== 'expired') return holdsBytes(verdict);
     if (purpose === 'keep') return true;
     return !this.#revoke(base, head);
+  }
+
+  /** True when record r's JUDGED_WORDS in the table equal those remembered by #rememberAlive. */
+  #sameJudgedWords(r: number): boolean {
+    const words = this.#tableWords;
+    const kept = this.#aliveWords;
+    const at = r * (RECORD_SIZE / 4);
+    const from = r * JUDGED_WORDS.length;
+    for (let k = 0; k < JUDGED_WORDS.length; k++) if (words[at + (JUDGED_WORDS[k] as number)] !== kept[from + k]) return false;
+    return true;
+  }
+
+  /** Remembers record r's JUDGED_WORDS as judged alive by pid at `now`. */
+  #rememberAlive(r: number, now: number): void {
+    const words = this.#tableWords;
+    const kept = this.#aliveWords;
+    const at = r * (RECORD_SIZE / 4);
+    const from = r * JUDGED_WORDS.length;
+    for (let k = 0; k < JUDGED_WORDS.length; k++) kept[from + k] = words[at + (JUDGED_WORDS[k] as number)] as number;
+    this.#aliveUntil[r] = now + ALIVE_CACHE_MS;
   }
 
   /** Revokes the expired lease of the record at `base` (portable-lock-files.ts, revokeLease); true when revoked. */

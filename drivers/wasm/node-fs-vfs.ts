@@ -54,6 +54,7 @@ import {
 import { readCString } from './c-string.js';
 import type { Sqlite3 } from './sqlite-runtime.js';
 import { count } from './vfs-stats.js';
+import { wordDiff } from './word-diff.js';
 
 /** The name the file layer registers under. */
 export const VFS_NAME = 'agentbus-nodefs';
@@ -463,6 +464,7 @@ export function installNodeFsVfs(sqlite3: Sqlite3): NodeFsVfs {
     heap32: () => wasm.heap32(),
     alloc: (n: number) => wasm.alloc(n),
     dealloc: (p: number) => wasm.dealloc(p),
+    diff: wordDiff(wasm.memory),
   };
 
   const io = {

@@ -24,7 +24,7 @@ import { currentProcess, judgeProcess, type Liveness, type ProcessIdentity } fro
 import { count } from './vfs-stats.js';
 
 /** How long a positive liveness answer is trusted before /proc is read again. */
-const ALIVE_CACHE_MS = 25;
+export const ALIVE_CACHE_MS = 25;
 
 /** A lease this process keeps: one lock record. */
 export interface KeptLease {

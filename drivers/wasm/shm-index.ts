@@ -43,6 +43,7 @@ import { REC } from '../../src/db/portable-lock-files.js';
 import { LockRecord, sameFileProblem, type Refusal } from './lock-table.js';
 import { count } from './vfs-stats.js';
 import { sleepSync } from '../../src/db/sleep-sync.js';
+import { DIFF_BLOCK_BYTES, type WordDiff } from './word-diff.js';
 
 /** The wasm heap access the index needs. */
 export interface WasmHeap {
@@ -54,6 +55,8 @@ export interface WasmHeap {
   alloc(n: number): number;
   /** Frees wasm memory. */
   dealloc(p: number): void;
+  /** Finds the words where two areas of wasm memory differ (word-diff.ts). */
+  diff: WordDiff;
 }
 
 /** Step between looks at owners the dead-man switch cannot date yet (they renew every second if alive). */
@@ -79,22 +82,23 @@ const READ_TWICE_ATTEMPTS = 64;
 const PULL_ATTEMPTS = 4;
 /** Region 0's header copies + checkpoint info, re-read after the other regions. */
 const HEAD_BYTES = W_HEADER_END * 4;
-/** Words per chunk compared natively before looking at single words (512 bytes; divides WORDS). */
-const CHUNK_WORDS = 128;
+/** Words per block the wasm comparison takes at once (it compares whole blocks). */
+const DIFF_BLOCK_WORDS = DIFF_BLOCK_BYTES / 4;
+/** Ranges up to this many words are compared by a plain loop, longer ones in wasm. */
+const SHORT_RANGE_WORDS = 64;
 
 const SHM_UNLOCK = 1;
 const SHM_SHARED = 4;
 const SHM_EXCLUSIVE = 8;
 
+/** One region's three copies, all in wasm memory so that word-diff.ts compares them in one call. */
 interface Region {
   /** Wasm address of SQLite's private copy. */
   readonly ptr: number;
-  /** The words as last exchanged with the file. */
-  readonly shadow: Int32Array;
-  /** The same shadow as a Buffer, for a native (memcmp) compare of whole chunks. */
-  readonly shadowBuf: Buffer;
-  /** Where a pull keeps this region's agreed read until the whole snapshot is had (allocated once, not per pull). */
-  readonly collected: Buffer;
+  /** Wasm address of the words as last exchanged with the file. */
+  readonly shadow: number;
+  /** Wasm address where a pull keeps this region's agreed read until the whole snapshot is had. */
+  readonly collected: number;
 }
 
 /** The `-shm` path of a database. */
@@ -135,17 +139,73 @@ export class ShmIndex {
   readonly #tmp2Buf = Buffer.from(this.#tmp2.buffer);
   readonly #headBytes = Buffer.alloc(HEAD_BYTES);
   readonly #changed = new Int32Array(WORDS);
+  /** Wasm address of the word list a wasm comparison writes (WORDS words), allocated with the first region. */
+  #diffOut = 0;
   /** A Buffer over wasm memory, remade when memory grows (the old ArrayBuffer is then detached). */
   #heapBuf: Buffer | undefined;
+  /** The view of wasm memory #heapBuf was made from. */
+  #heapBufOf: Uint8Array | undefined;
   /** Removes this index's check that `-shm` is still the file it has open. */
   #dropFileCheck: () => void = () => {};
 
   #heapBuffer(heap8: Uint8Array): Buffer {
-    const hb = this.#heapBuf;
-    if (hb !== undefined && hb.buffer === heap8.buffer) return hb;
+    // The runtime hands out the same view until memory grows; comparing views is cheaper than reading `.buffer`.
+    if (this.#heapBuf !== undefined && this.#heapBufOf === heap8) return this.#heapBuf;
     const fresh = Buffer.from(heap8.buffer, heap8.byteOffset, heap8.byteLength);
     this.#heapBuf = fresh;
+    this.#heapBufOf = heap8;
     return fresh;
+  }
+
+  /** A Buffer over REGION bytes of wasm memory at `ptr` (valid until memory grows). */
+  #view(ptr: number): Buffer {
+    return this.#heapBuffer(this.#heap.heap8u()).subarray(ptr, ptr + REGION);
+  }
+
+  /** Allocates REGION bytes of wasm memory. */
+  #allocRegion(): number {
+    const p = this.#heap.alloc(REGION);
+    if (!p) throw new Error('out of wasm memory for the WAL index');
+    return p;
+  }
+
+  /** Frees every region's wasm memory. */
+  #freeRegions(): void {
+    for (const r of this.#regions) {
+      this.#heap.dealloc(r.ptr);
+      this.#heap.dealloc(r.shadow);
+      this.#heap.dealloc(r.collected);
+    }
+    this.#regions.length = 0;
+    if (this.#diffOut !== 0) this.#heap.dealloc(this.#diffOut);
+    this.#diffOut = 0;
+  }
+
+  /**
+   * The words in [from, to) of region `region` where SQLite's copy differs
+   * from the shadow, into #changed; returns how many. Long ranges are
+   * compared in wasm over whole blocks, then clipped to the range.
+   */
+  #changedWords(region: Region, from: number, to: number): number {
+    const changed = this.#changed;
+    let count = 0;
+    const heap = this.#heap.heap32();
+    const base = region.ptr >> 2;
+    const shadow = region.shadow >> 2;
+    if (to - from <= SHORT_RANGE_WORDS) {
+      for (let w = from; w < to; w++) if (heap[base + w] !== heap[shadow + w]) changed[count++] = w;
+      return count;
+    }
+    const start = from - (from % DIFF_BLOCK_WORDS);
+    const end = Math.min(WORDS, Math.ceil(to / DIFF_BLOCK_WORDS) * DIFF_BLOCK_WORDS);
+    const k = this.#heap.diff(region.ptr + start * 4, region.shadow + start * 4, (end - start) * 4, this.#diffOut);
+    const found = this.#heap.heap32();
+    const out = this.#diffOut >> 2;
+    for (let j = 0; j < k; j++) {
+      const w = start + (found[out + j] as number);
+      if (w >= from && w < to) changed[count++] = w;
+    }
+    return count;
   }
 
   /**
@@ -195,14 +255,15 @@ export class ShmIndex {
         // Only the WAL_WRITE_LOCK holder extends, so this never shrinks a file someone else grew.
         ftruncateSync(this.#fd, need);
       }
-      const ptr = this.#heap.alloc(REGION);
-      if (!ptr) throw new Error('out of wasm memory for the WAL index');
+      if (this.#diffOut === 0) this.#diffOut = this.#allocRegion();
+      const region = { ptr: this.#allocRegion(), shadow: this.#allocRegion(), collected: this.#allocRegion() };
       const got = readSync(this.#fd, this.#tmpBytes, 0, REGION, k * REGION);
       if (got < REGION) this.#tmpBytes.fill(0, got);
       if (k === 0) this.#tmp[W_ALOCK] = this.#tmp[W_ALOCK + 1] = 0;
-      this.#heap.heap8u().set(this.#tmpBytes, ptr);
-      const shadow = Int32Array.from(this.#tmp);
-      this.#regions.push({ ptr, shadow, shadowBuf: Buffer.from(shadow.buffer, shadow.byteOffset, REGION), collected: Buffer.alloc(REGION) });
+      const heap8 = this.#heap.heap8u();
+      heap8.set(this.#tmpBytes, region.ptr);
+      heap8.set(this.#tmpBytes, region.shadow);
+      this.#regions.push(region);
     }
     return (this.#regions[i] as Region).ptr;
   }
@@ -349,31 +410,23 @@ export class ShmIndex {
   #pullOnce(): boolean {
     const n = this.#regions.length;
     // Collect first, apply after: a failed attempt leaves the private copy untouched.
-    const snaps: (Buffer | undefined)[] = [];
+    // Which regions' agreed reads wait in their `collected` copy.
+    const snaps: boolean[] = [];
     for (let i = 0; i < n; i++) {
       const snap = this.#collectRegion(i);
       if (snap === null) return false;
-      if (snap === undefined) {
-        snaps.push(undefined);
-        continue;
-      }
-      // A receiver pulls after nearly every commit of others: a fresh 32 KiB copy each time only churned the allocator.
-      const kept = (this.#regions[i] as Region).collected;
-      snap.copy(kept);
-      snaps.push(kept);
+      if (snap !== undefined) this.#heap.heap8u().set(snap, (this.#regions[i] as Region).collected);
+      snaps.push(snap !== undefined);
     }
     if (n > 1) {
       // Re-read region 0's header + checkpoint info: it must be what the snapshot holds.
       const head = this.#headBytes;
       const got = readSync(this.#fd, head, 0, HEAD_BYTES, 0);
       if (got < HEAD_BYTES) head.fill(0, got);
-      const r0 = snaps[0] ?? (this.#regions[0] as Region).shadowBuf;
-      if (!sameHead(head, r0)) return false;
+      const r0 = this.#regions[0] as Region;
+      if (!sameHead(head, this.#view(snaps[0] === true ? r0.collected : r0.shadow))) return false;
     }
-    for (let i = 0; i < n; i++) {
-      const snap = snaps[i];
-      if (snap !== undefined) this.#applyRegion(i, snap);
-    }
+    for (let i = 0; i < n; i++) if (snaps[i] === true) this.#applyRegion(i);
     return true;
   }
 
@@ -388,11 +441,11 @@ export class ShmIndex {
     let cur = this.#tmpBuf;
     let next = this.#tmp2Buf;
     this.#readRegion(i, cur);
-    if (i === 0) maskAlock(cur, region.shadowBuf);
-    if (cur.equals(region.shadowBuf)) return undefined;
+    if (i === 0) maskAlock(cur, this.#view(region.shadow));
+    if (cur.equals(this.#view(region.shadow))) return undefined;
     for (let attempt = 0; attempt < READ_TWICE_ATTEMPTS; attempt++) {
       this.#readRegion(i, next);
-      if (i === 0) maskAlock(next, region.shadowBuf);
+      if (i === 0) maskAlock(next, this.#view(region.shadow));
       if (next.equals(cur)) return cur;
       const t = cur;
       cur = next;
@@ -401,23 +454,20 @@ export class ShmIndex {
     return null;
   }
 
-  /** Copies the words of `snap` that differ from the shadow into the private copy and the shadow. */
-  #applyRegion(i: number, snap: Buffer): void {
+  /** Copies the words of region i's collected snapshot that differ from the shadow into the private copy and the shadow. */
+  #applyRegion(i: number): void {
     const region = this.#regions[i] as Region;
-    const shadow = region.shadow;
-    const shadowBuf = region.shadowBuf;
-    const words = new Int32Array(snap.buffer, snap.byteOffset, WORDS);
+    const k = this.#heap.diff(region.collected, region.shadow, REGION, this.#diffOut);
     const heap = this.#heap.heap32();
+    const out = this.#diffOut >> 2;
+    const snap = region.collected >> 2;
+    const shadow = region.shadow >> 2;
     const base = region.ptr >> 2;
-    for (let c = 0; c < WORDS; c += CHUNK_WORDS) {
-      if (snap.compare(shadowBuf, c * 4, (c + CHUNK_WORDS) * 4, c * 4, (c + CHUNK_WORDS) * 4) === 0) continue;
-      for (let w = c; w < c + CHUNK_WORDS; w++) {
-        const v = words[w] as number;
-        if (v !== shadow[w]) {
-          shadow[w] = v;
-          heap[base + w] = v;
-        }
-      }
+    for (let j = 0; j < k; j++) {
+      const w = heap[out + j] as number;
+      const v = heap[snap + w] as number;
+      heap[shadow + w] = v;
+      heap[base + w] = v;
     }
   }
 
@@ -455,26 +505,13 @@ export class ShmIndex {
   /** Pushes changed words of [from, to) (from even) of region i, merging runs closer than `gap` words. */
   #pushRange(i: number, from: number, to: number, gap: number): boolean {
     const region = this.#regions[i] as Region;
-    const shadow = region.shadow;
+    const count = this.#changedWords(region, from, to);
+    if (count === 0) return false;
+    const changed = this.#changed;
+    const heap8 = this.#heap.heap8u();
     const heap = this.#heap.heap32();
     const base = region.ptr >> 2;
-    const changed = this.#changed;
-    let count = 0;
-    if (to - from > 64) {
-      // Equal chunks (nearly all of them) are skipped by one native memcmp each.
-      const heapBuf = this.#heapBuffer(this.#heap.heap8u());
-      const shadowBuf = region.shadowBuf;
-      const byteBase = region.ptr;
-      for (let c = from; c < to; c += CHUNK_WORDS) {
-        const ce = Math.min(c + CHUNK_WORDS, to);
-        if (heapBuf.compare(shadowBuf, c * 4, ce * 4, byteBase + c * 4, byteBase + ce * 4) === 0) continue;
-        for (let w = c; w < ce; w++) if (heap[base + w] !== shadow[w]) changed[count++] = w;
-      }
-    } else {
-      for (let w = from; w < to; w++) if (heap[base + w] !== shadow[w]) changed[count++] = w;
-    }
-    if (count === 0) return false;
-    const heap8 = this.#heap.heap8u();
+    const shadow = region.shadow >> 2;
     let k = 0;
     while (k < count) {
       const start = changed[k] as number;
@@ -485,7 +522,7 @@ export class ShmIndex {
         k++;
       }
       writeSync(this.#fd, heap8, region.ptr + start * 4, (end - start) * 4, i * REGION + start * 4);
-      shadow.set(heap.subarray(base + start, base + end), start);
+      heap.copyWithin(shadow + start, base + start, base + end);
     }
     return true;
   }
@@ -494,8 +531,7 @@ export class ShmIndex {
   forget(): void {
     if (this.#fd < 0) return;
     this.#dropFileCheck();
-    for (const r of this.#regions) this.#heap.dealloc(r.ptr);
-    this.#regions.length = 0;
+    this.#freeRegions();
     closeSync(this.#fd);
     this.#fd = -1;
   }
@@ -507,8 +543,7 @@ export class ShmIndex {
     // before beforeDatabaseExclusiveRelease could publish it: publish it here.
     if (this.#record.fenced === undefined) this.push();
     this.#dropFileCheck();
-    for (const r of this.#regions) this.#heap.dealloc(r.ptr);
-    this.#regions.length = 0;
+    this.#freeRegions();
     const record = this.#record;
     try {
       withAdminLock(record.dbPath, record.owner, () => {

@@ -45,6 +45,8 @@ export interface SqliteExports {
 export interface SqliteWasm {
   /** Raw exports. */
   readonly exports: SqliteExports;
+  /** The module's WebAssembly.Memory (word-diff.ts shares it). */
+  readonly memory: object;
   /** Current byte view of wasm memory. */
   heap8u(): Uint8Array;
   /** Current 32-bit view of wasm memory. */
