@@ -1,0 +1,78 @@
+// A throwaway PostgreSQL cluster for benchmarks (and, with the postgres
+// driver, the test suite): initdb into a temp directory, a free port on
+// 127.0.0.1 and a socket directory of its own, stopped and removed by stop().
+// Debian's `postgresql` package puts its programs in /usr/lib/postgresql/N/bin,
+// not on PATH; initdb refuses to run as root, so as root the cluster runs as
+// the `postgres` user the package creates, in a directory that user owns.
+import { execFileSync } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const INSTALL_HINT = 'install PostgreSQL (Debian: `apt-get install postgresql`; .ci/run does it) or set AGENTBUS_PG_BIN to the folder holding initdb and pg_ctl';
+
+/** The folder holding initdb and pg_ctl: AGENTBUS_PG_BIN, else the newest Debian install, else PATH. */
+export function findPgBin() {
+  const given = process.env.AGENTBUS_PG_BIN;
+  if (given !== undefined) {
+    if (!existsSync(join(given, 'initdb'))) throw new Error(`AGENTBUS_PG_BIN=${given} holds no initdb: ${INSTALL_HINT}`);
+    return given;
+  }
+  const debian = '/usr/lib/postgresql';
+  if (existsSync(debian)) {
+    const versions = readdirSync(debian).filter((v) => existsSync(join(debian, v, 'bin', 'initdb')));
+    versions.sort((a, b) => Number(b) - Number(a));
+    if (versions[0] !== undefined) return join(debian, versions[0], 'bin');
+  }
+  try {
+    return execFileSync('pg_config', ['--bindir'], { encoding: 'utf8' }).trim();
+  } catch {
+    throw new Error(`no PostgreSQL server programs found: ${INSTALL_HINT}`);
+  }
+}
+
+/** A port nothing listens on right now (the kernel's pick for port 0). */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Starts a cluster with trust authentication for the role `agentbus`.
+ * Resolves to { url, port, dir, stop }; stop() is idempotent and synchronous,
+ * so it can run in an exit handler.
+ */
+export async function startCluster() {
+  const bin = findPgBin();
+  const dir = mkdtempSync(join(tmpdir(), 'agentbus-pg-'));
+  const asRoot = process.getuid?.() === 0;
+  const run = (program, args) => {
+    const file = join(bin, program);
+    const argv = asRoot ? ['-u', 'postgres', '--', file, ...args] : args;
+    execFileSync(asRoot ? 'runuser' : file, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+  };
+  if (asRoot) chownSync(dir, Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), 0);
+  const data = join(dir, 'data');
+  run('initdb', ['-D', data, '-A', 'trust', '-U', 'agentbus', '--no-sync']);
+  const port = await freePort();
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=on`;
+  run('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'server.log'), '-w', 'start']);
+  let stopped = false;
+  const stop = () => {
+    if (stopped) return;
+    stopped = true;
+    try {
+      run('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+  return { url: `postgres://agentbus@127.0.0.1:${port}/postgres`, port, dir, stop };
+}
