@@ -6,6 +6,7 @@
  */
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
+import type { LockProtocol } from '../db/driver.js';
 import { databasePath, openDatabase, openForInspection } from '../db/open-database.js';
 import { readFileState, type FileState } from '../db/file-header.js';
 import { compareSchema, type SchemaComparison } from '../db/schema-compatibility.js';
@@ -43,6 +44,31 @@ export async function openAdminDatabase(config: Config, io: CliIo): Promise<Admi
   return { db, schemaVersion: migrations.version };
 }
 
+/** The database opened for a look at its schema; the caller closes it. */
+interface SchemaPeek {
+  /** Its schema beside this agentbus's. */
+  readonly schema: SchemaComparison;
+  /** A connection opened without creating, upgrading or waiting (openForInspection). */
+  readonly db: Database;
+  /** The file's lock protocol. */
+  readonly protocol: LockProtocol;
+}
+
+async function openPeek(path: string): Promise<SchemaPeek | undefined> {
+  const state = readFileState(path);
+  if (state.kind !== 'agentbus') return undefined;
+  const loaded = await loadDriver(DRIVER_FOR_PROTOCOL[state.protocol]);
+  if (!loaded.ok) return undefined;
+  const db = openForInspection(path, loaded.driver);
+  if (typeof db === 'string') return undefined;
+  try {
+    return { schema: compareSchema(db), db, protocol: state.protocol };
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
 /**
  * How the existing database's schema compares with this agentbus's, read
  * without creating, upgrading or waiting for anything; undefined when that
@@ -51,29 +77,46 @@ export async function openAdminDatabase(config: Config, io: CliIo): Promise<Admi
  * Throws DbError `schema_newer` or `migration_edited` as opening would.
  */
 export async function peekSchema(path: string): Promise<SchemaComparison | undefined> {
-  const state = readFileState(path);
-  if (state.kind !== 'agentbus') return undefined;
-  const loaded = await loadDriver(DRIVER_FOR_PROTOCOL[state.protocol]);
-  if (!loaded.ok) return undefined;
-  const db = openForInspection(path, loaded.driver);
-  if (typeof db === 'string') return undefined;
-  try {
-    return compareSchema(db);
-  } finally {
-    db.close();
+  const peek = await openPeek(path);
+  peek?.db.close();
+  return peek?.schema;
+}
+
+/** What a command that only reads found: the database open, or a schema behind this agentbus's (nothing opened). */
+export type ReadingOpen =
+  | { readonly kind: 'open'; readonly database: AdminDatabase }
+  | { readonly kind: 'older'; readonly schema: SchemaComparison; readonly protocol: LockProtocol };
+
+/**
+ * Opens the existing database for a command that only reads, unless its
+ * schema is behind this agentbus's: that is returned instead, with nothing
+ * written, so running older agents are never locked out by a look at the
+ * bus. The connection that looked serves the command (one open, not two)
+ * unless the command also writes (`writes`: pragmas and the set-up lock of a
+ * full open) or the driver setting names another driver (opening says so).
+ */
+export async function openIfCurrent(config: Config, io: CliIo, writes = false): Promise<ReadingOpen> {
+  const peek = await openPeek(databasePath(config.data_directory));
+  if (peek !== undefined) {
+    if (peek.schema.pending.length > 0) {
+      peek.db.close();
+      return { kind: 'older', schema: peek.schema, protocol: peek.protocol };
+    }
+    if (!writes && (config.driver === 'auto' || config.driver === peek.db.capabilities.name)) {
+      return { kind: 'open', database: { db: peek.db, schemaVersion: peek.schema.version } };
+    }
+    peek.db.close();
   }
+  return { kind: 'open', database: await openAdminDatabase(config, io) };
 }
 
 /**
- * Opens the existing database for `command`, which only reads: a schema
- * behind this agentbus is refused (CliError `refused`, its line starting
- * `schema_older:`, saying who upgrades it) before anything is written, so
- * running older agents are never locked out by a look at the bus.
+ * openIfCurrent for `command`, which refuses a schema behind this
+ * agentbus's: CliError `refused`, its line starting `schema_older:`, saying
+ * who upgrades it.
  */
-export async function openReadingDatabase(config: Config, io: CliIo, command: string): Promise<AdminDatabase> {
-  const schema = await peekSchema(databasePath(config.data_directory));
-  if (schema !== undefined && schema.pending.length > 0) {
-    throw new CliError('refused', `schema_older: ${olderSchemaMessage(schema.version, schema.known, command)}`);
-  }
-  return openAdminDatabase(config, io);
+export async function openReadingDatabase(config: Config, io: CliIo, command: string, writes = false): Promise<AdminDatabase> {
+  const opened = await openIfCurrent(config, io, writes);
+  if (opened.kind === 'open') return opened.database;
+  throw new CliError('refused', `schema_older: ${olderSchemaMessage(opened.schema.version, opened.schema.known, command)}`);
 }

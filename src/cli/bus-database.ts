@@ -9,15 +9,24 @@ import { databaseExists, databaseState, openAdminDatabase, openReadingDatabase, 
 import { CliError } from './cli-error.js';
 import type { CliIo } from './cli-io.js';
 
+/** A command that only reads the bus, and whether it writes at all. */
+export interface ReadingUse {
+  /** Its name, for messages: `tail`, `search`, ... */
+  readonly command: string;
+  /** True when it may also write (the web console posts); false for pure readers. */
+  readonly writes: boolean;
+}
+
 /**
  * Opens the existing database; throws CliError `failed` when there is none
- * yet. `readingCommand`, for a command that only reads, names it: the schema
- * is then never upgraded (refused, `schema_older`, when it is behind).
+ * yet. `reading`, for a command that only reads the bus (and at most posts
+ * to it, as the web console does), names it: the schema is then never
+ * upgraded (refused, `schema_older`, when it is behind).
  */
-export async function openBusDatabase(config: Config, io: CliIo, readingCommand?: string): Promise<AdminDatabase> {
+export async function openBusDatabase(config: Config, io: CliIo, reading?: ReadingUse): Promise<AdminDatabase> {
   const { path, state } = databaseState(config);
   if (!databaseExists(state)) {
     throw new CliError('failed', `there is no bus database at ${path} yet; it is made when the first agent starts \`agentbus mcp\` (check --config or AGENTBUS_DATA_DIR)`);
   }
-  return readingCommand === undefined ? openAdminDatabase(config, io) : openReadingDatabase(config, io, readingCommand);
+  return reading === undefined ? openAdminDatabase(config, io) : openReadingDatabase(config, io, reading.command, reading.writes);
 }

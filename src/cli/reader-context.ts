@@ -16,7 +16,7 @@ import type { CliIo } from './cli-io.js';
  * runs `use` with a reader context, then closes the database and the log.
  */
 export async function withReaderContext<T>(config: Config, io: CliIo, command: string, use: (ctx: BusContext) => Promise<T> | T): Promise<T> {
-  const { db } = await openBusDatabase(config, io, command);
+  const { db } = await openBusDatabase(config, io, { command, writes: false });
   const log = createFileLogger(config.data_directory, config.log_level);
   try {
     return await use({ db, config, clock: io.clock, log, owner: randomUUID(), processIdentity: undefined, defaultContext: basename(io.cwd) || 'unknown' });

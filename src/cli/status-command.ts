@@ -14,7 +14,7 @@ import type { LockProtocol } from '../db/driver.js';
 import type { SchemaComparison } from '../db/schema-compatibility.js';
 import { olderSchemaMessage } from '../db/schema-messages.js';
 import { DRIVER_FOR_PROTOCOL } from '../db/select-driver.js';
-import { databaseExists, databaseState, openAdminDatabase, peekSchema } from './admin-database.js';
+import { databaseExists, databaseState, openIfCurrent } from './admin-database.js';
 import { commandConfig, flagSet } from './cli-config.js';
 import type { CliIo } from './cli-io.js';
 import { ago, bar, formatBytes, remaining, table } from './format.js';
@@ -227,17 +227,19 @@ export async function statusCommand(io: CliIo, flags: Record<string, unknown>): 
   const { path, state } = databaseState(config);
   const now = io.clock.now();
   let report: StatusReport;
-  const schema = state.kind === 'agentbus' ? await peekSchema(path) : undefined;
   if (!databaseExists(state)) {
     report = await emptyReport(config, path);
-  } else if (state.kind === 'agentbus' && schema !== undefined && schema.pending.length > 0) {
-    report = olderSchemaReport(config, path, state.protocol, schema, now);
   } else {
-    const { db, schemaVersion } = await openAdminDatabase(config, io);
-    try {
-      report = readReport(db, config, io.clock, schemaVersion);
-    } finally {
-      db.close();
+    const opened = await openIfCurrent(config, io);
+    if (opened.kind === 'older') {
+      report = olderSchemaReport(config, path, opened.protocol, opened.schema, now);
+    } else {
+      const { db, schemaVersion } = opened.database;
+      try {
+        report = readReport(db, config, io.clock, schemaVersion);
+      } finally {
+        db.close();
+      }
     }
   }
   io.stdout.write(flagSet(flags, 'json') ? `${JSON.stringify(report, null, 2)}\n` : formatStatus(report, now));
