@@ -9,7 +9,7 @@
 export function newerSchemaMessage(version: number, known: number): string {
   return (
     `the database is at schema version ${version}, newer than this agentbus knows (${known}): a newer agentbus upgraded it. ` +
-    'Upgrade this agentbus to the version the other sessions run (`npm install -g agentbus-mcp@latest`, or the same checkout), then start it again. ' +
+    'Upgrade this agentbus to the version the other sessions run (`npm install -g agentbus-mcp@latest`, or `git pull && npm ci` in a checkout), then start it again. ' +
     "Restoring a backup from the data directory's backups/ folder instead would lose every message, memory and reservation written since that upgrade, " +
     'and the newer agentbus would upgrade it again at its next start'
   );
