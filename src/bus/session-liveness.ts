@@ -12,7 +12,10 @@
  *    this kernel): held while that reading is within SESSION_EXPIRY_MS of ours.
  * 3. Otherwise (another machine, a row of an older agentbus, no monotonic
  *    domain): the heartbeat value is a lease watched on our own monotonic
- *    clock. It is held until the value has stayed the same for
+ *    clock. (A row an older agentbus took over lands here too: sql/0009's
+ *    trigger clears the columns of rules 1 and 2 when `owner` changes
+ *    without them, so a live older holder is never judged by the previous,
+ *    dead one's process.) It is held until the value has stayed the same for
  *    SESSION_EXPIRY_MS since a process of our clock scope first saw it; the
  *    first sighting is recorded in `session_sightings`, so every process of
  *    the scope shares it. A value never seen before counts as held: when in

@@ -10,6 +10,7 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { ConfigError, type Config } from '../config.js';
+import { DbError } from '../db/db-error.js';
 import { databasePath, lostDatabaseMessage, openForInspection } from '../db/open-database.js';
 import { readFileState, type FileState } from '../db/file-header.js';
 import { lostSchemaMessage } from '../db/lost-database.js';
@@ -25,13 +26,14 @@ import { progressFor } from './progress.js';
 import { newDatabaseCheck } from './new-database-driver.js';
 import { checkDisk } from './doctor-disk.js';
 import { checkSharedFiles, NOT_SEARCHABLE, searchable } from './doctor-shared-files.js';
+import { checkSchema } from './doctor-schema.js';
 import { checkWal } from './doctor-wal.js';
 
 /** `ok`: fine; `warn`: works but should be fixed; `problem`: broken (exit 1); `fixed`: was a problem, cleared by this run. */
 export type CheckStatus = 'ok' | 'warn' | 'problem' | 'fixed';
 
 export interface Check {
-  /** Stable id for scripts: config, data_directory, file_system, disk, database, new_database (no database yet), lock_protocol, wal, integrity, stale_locks, shared_files. */
+  /** Stable id for scripts: config, data_directory, file_system, disk, database, new_database (no database yet), lock_protocol, wal, schema, integrity, stale_locks, shared_files. */
   readonly name: string;
   /** How it went. */
   readonly status: CheckStatus;
@@ -161,6 +163,7 @@ async function checkDatabase(io: CliIo, config: Config | undefined, path: string
     });
     return { checks };
   }
+  checks.push(await checkSchema(path));
   const progress = progressFor(io);
   progress.step(`checking the integrity of ${formatBytes(st.size)} ...`);
   let problems: string[];
@@ -182,7 +185,12 @@ async function checkDatabase(io: CliIo, config: Config | undefined, path: string
       db.close();
     }
   } catch (error) {
-    problems = [`cannot open it: ${(error as Error).message}`];
+    // Only SQLite's own verdict on the file makes it damaged; a lock it cannot judge or a refusal is reported where it belongs, never with restore or reset advice.
+    if (!(error instanceof DbError) || error.code !== 'corrupt') {
+      checks.push({ name: 'integrity', status: 'warn', message: `not checked: ${(error as Error).message}` });
+      return { checks };
+    }
+    problems = [`cannot open it: ${error.message}`];
   } finally {
     progress.done();
   }

@@ -31,7 +31,7 @@ export async function memoryCommand(io: CliIo, args: readonly string[], flags: R
   const limit = flags.lines === undefined ? LIST_DEFAULT : Number(flags.lines);
   if (!Number.isInteger(limit) || limit < 1) throw new CliError('usage', `--lines must be a whole number of at least 1; got "${String(flags.lines)}"`);
   const channel = flags.channel === undefined ? undefined : String(flags.channel);
-  const messages = await withReaderContext(config, io, (ctx) =>
+  const messages = await withReaderContext(config, io, 'memory', (ctx) =>
     asCliError(() => {
       if (action === 'show') return [showMemory(ctx, memoryId(action, id))];
       if (action === 'history') return memoryHistory(ctx, memoryId(action, id));

@@ -11,9 +11,12 @@ import { createFileLogger } from '../log.js';
 import { openBusDatabase } from './bus-database.js';
 import type { CliIo } from './cli-io.js';
 
-/** Opens the existing database, runs `use` with a reader context, then closes the database and the log. */
-export async function withReaderContext<T>(config: Config, io: CliIo, use: (ctx: BusContext) => Promise<T> | T): Promise<T> {
-  const { db } = await openBusDatabase(config, io);
+/**
+ * Opens the existing database for `command` (never upgrading it: openBusDatabase),
+ * runs `use` with a reader context, then closes the database and the log.
+ */
+export async function withReaderContext<T>(config: Config, io: CliIo, command: string, use: (ctx: BusContext) => Promise<T> | T): Promise<T> {
+  const { db } = await openBusDatabase(config, io, { command, writes: false });
   const log = createFileLogger(config.data_directory, config.log_level);
   try {
     return await use({ db, config, clock: io.clock, log, owner: randomUUID(), processIdentity: undefined, defaultContext: basename(io.cwd) || 'unknown' });

@@ -38,7 +38,7 @@ export async function searchCommand(io: CliIo, args: readonly string[], flags: R
   const thread = intFlag(flags, 'thread');
   const count = intFlag(flags, 'count');
   Object.assign(input, since && { since }, until && { until }, thread !== undefined && { thread }, count !== undefined && { count });
-  const result = await withReaderContext(config, io, (ctx) => asCliError(() => searchAsReader(ctx, input)));
+  const result = await withReaderContext(config, io, 'search', (ctx) => asCliError(() => searchAsReader(ctx, input)));
   if (flagSet(flags, 'json')) {
     io.stdout.write(`${JSON.stringify(result)}\n`);
     return 0;

@@ -14,7 +14,11 @@ import { lostDatabaseMessage } from '../db/lost-database.js';
 import { embeddingBacklog } from '../embeddings/embedding-pass.js';
 import { capacityUsage } from '../maintenance/capacity.js';
 import { liveSessions } from '../maintenance/reset.js';
-import { databaseExists, databaseState, openAdminDatabase } from './admin-database.js';
+import type { LockProtocol } from '../db/driver.js';
+import type { SchemaComparison } from '../db/schema-compatibility.js';
+import { olderSchemaMessage } from '../db/schema-messages.js';
+import { DRIVER_FOR_PROTOCOL } from '../db/select-driver.js';
+import { databaseExists, databaseState, openIfCurrent } from './admin-database.js';
 import { commandConfig, flagSet } from './cli-config.js';
 import type { CliIo } from './cli-io.js';
 import { ago, bar, formatBytes, remaining, table } from './format.js';
@@ -161,6 +165,27 @@ async function emptyReport(config: Config, path: string): Promise<StatusReport> 
   };
 }
 
+/**
+ * The report of a database behind this agentbus's schema, which status never
+ * upgrades (src/db/schema-compatibility.ts): the file and a notice saying who
+ * upgrades it; the bus itself is read by the version that wrote it.
+ */
+function olderSchemaReport(config: Config, path: string, protocol: LockProtocol, schema: SchemaComparison, now: number): StatusReport {
+  return {
+    config_path: config.configPath,
+    config_file_found: config.configFileFound,
+    data_directory: config.data_directory,
+    database: { path, exists: true, driver: DRIVER_FOR_PROTOCOL[protocol], sqlite_version: null, lock_protocol: protocol, schema_version: schema.version },
+    new_database: null,
+    usage: null,
+    notices: [{ kind: 'schema_older', message: olderSchemaMessage(schema.version, schema.known, 'status'), set_at: new Date(now).toISOString() }],
+    embeddings: { enabled: config.embedding_endpoint !== undefined, model: config.embedding_endpoint !== undefined ? (config.embedding_model ?? null) : null, backlog: null },
+    sessions: [],
+    channels: [],
+    reservations: [],
+  };
+}
+
 /** The human-readable form. */
 export function formatStatus(report: StatusReport, now: number): string {
   const lines: string[] = [];
@@ -171,7 +196,8 @@ export function formatStatus(report: StatusReport, now: number): string {
     ['database', db.exists ? db.path : `${db.path} (none yet: the first \`agentbus mcp\` creates it)`],
   ];
   if (db.exists) {
-    rows.push(['driver', `${db.driver} (SQLite ${db.sqlite_version}), lock protocol ${db.lock_protocol}, schema v${db.schema_version}`]);
+    const sqlite = db.sqlite_version === null ? '' : ` (SQLite ${db.sqlite_version})`;
+    rows.push(['driver', `${db.driver}${sqlite}, lock protocol ${db.lock_protocol}, schema v${db.schema_version}`]);
   } else if (report.new_database !== null) {
     const next = report.new_database;
     rows.push(['driver', `a new database would get ${describeNewDatabaseDriver(next.driver, next.lock_protocol, next.why)}`]);
@@ -220,11 +246,16 @@ export async function statusCommand(io: CliIo, flags: Record<string, unknown>): 
   if (!databaseExists(state)) {
     report = await emptyReport(config, path);
   } else {
-    const { db, schemaVersion } = await openAdminDatabase(config, io);
-    try {
-      report = readReport(db, config, io.clock, schemaVersion);
-    } finally {
-      db.close();
+    const opened = await openIfCurrent(config, io);
+    if (opened.kind === 'older') {
+      report = olderSchemaReport(config, path, opened.protocol, opened.schema, now);
+    } else {
+      const { db, schemaVersion } = opened.database;
+      try {
+        report = readReport(db, config, io.clock, schemaVersion);
+      } finally {
+        db.close();
+      }
     }
   }
   io.stdout.write(flagSet(flags, 'json') ? `${JSON.stringify(report, null, 2)}\n` : formatStatus(report, now));

@@ -133,7 +133,7 @@ export async function tailCommand(io: CliIo, args: readonly string[], flags: Rec
     json: flagSet(flags, 'json'),
   };
   const palette = paletteFor(io.isTty, io.env);
-  const { db } = await openBusDatabase(config, io);
+  const { db } = await openBusDatabase(config, io, { command: 'tail', writes: false });
   const waiter = createChangeWaiter(config.data_directory);
   try {
     checkChannels(db, channels);

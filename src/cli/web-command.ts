@@ -23,7 +23,7 @@ export async function webCommand(io: CliIo, flags: Record<string, unknown>, sign
   const config = commandConfig(io, flags);
   const port = portFlag(flags.port);
   const person = flags.as === undefined ? humanName(io) : String(flags.as);
-  const { db, schemaVersion } = await openBusDatabase(config, io);
+  const { db, schemaVersion } = await openBusDatabase(config, io, { command: 'web', writes: true });
   const log = createFileLogger(config.data_directory, config.log_level);
   try {
     const server = await startWebServer({ config, io, db, schemaVersion, log, token: randomBytes(24).toString('base64url'), port, staticDir, person });

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { packageRoot } from '../package-root.js';
 import type { Database } from './database.js';
 import { DbError } from './db-error.js';
+import { newerSchemaMessage } from './schema-messages.js';
 
 export interface Migration {
   /** The number in the file name; versions are unique and applied in ascending order. */
@@ -97,10 +98,7 @@ export function pendingMigrations(applied: readonly AppliedMigration[], migratio
     const file = byVersion.get(row.version);
     if (file === undefined) {
       if (row.version > newest) {
-        throw new DbError(
-          'schema_newer',
-          `the database is at schema version ${applied.at(-1)?.version}, newer than this agentbus knows (${newest}); upgrade agentbus, or restore a backup from the data directory's backups/ folder`,
-        );
+        throw new DbError('schema_newer', newerSchemaMessage(applied.at(-1)?.version ?? row.version, newest));
       }
       throw new DbError(
         'migration_edited',

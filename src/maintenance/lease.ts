@@ -7,7 +7,9 @@
  * holder that is certainly dead loses the lease at once; one whose monotonic
  * clock this process reads too (same boot and time namespace) holds it until
  * that expiry, whatever the wall clock does. Only a holder neither can judge
- * (another machine, an older agentbus) is held to the wall-clock expiry.
+ * (another machine, an older agentbus) is held to the wall-clock expiry; an
+ * older agentbus that takes the lease over writes none of those columns, and
+ * sql/0009's trigger clears the previous holder's, so it is judged that way.
  */
 import { monotonicScope, type Clock } from '../clock.js';
 import type { Database } from '../db/database.js';

@@ -50,8 +50,8 @@ describe('agentbus doctor', () => {
     expect(run.code).toBe(0);
     const report = doctorReport(jsonOf(run));
     expect(report.ok).toBe(true);
-    expect(report.checks.map((c) => c.name)).toEqual(['config', 'data_directory', 'file_system', 'disk', 'database', 'lock_protocol', 'wal', 'integrity', 'stale_locks', 'shared_files']);
-    for (const name of ['config', 'data_directory', 'file_system', 'lock_protocol', 'wal', 'integrity', 'stale_locks', 'shared_files']) expect(doctorCheck(report, name).status).toBe('ok');
+    expect(report.checks.map((c) => c.name)).toEqual(['config', 'data_directory', 'file_system', 'disk', 'database', 'lock_protocol', 'wal', 'schema', 'integrity', 'stale_locks', 'shared_files']);
+    for (const name of ['config', 'data_directory', 'file_system', 'lock_protocol', 'wal', 'schema', 'integrity', 'stale_locks', 'shared_files']) expect(doctorCheck(report, name).status).toBe('ok');
     expect(doctorCheck(report, 'file_system').message).toMatch(/local file system/);
     const text = await runCli(dir, ['doctor']);
     expect(text.code).toBe(0);
@@ -219,6 +219,9 @@ describe('agentbus doctor', () => {
     const locks = doctorCheck(jsonOf(run), 'stale_locks');
     expect(locks.status).toBe('problem');
     expect(locks.message).toMatch(/older agentbus/);
+    // The file is not damaged: nothing advises restoring or resetting it (which would wipe the bus).
+    expect(doctorCheck(jsonOf(run), 'integrity').status).not.toBe('problem');
+    expect(doctorCheck(jsonOf(run), 'schema').status).not.toBe('problem');
     if ((await testDriver()).capabilities.lockProtocol === 'portable') {
       expect(locks.message).toMatch(/cannot be judged/);
       expect(locks.message).toContain(`${db}-locks`);
