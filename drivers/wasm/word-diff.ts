@@ -136,11 +136,42 @@ interface WebAssemblyApi {
   Instance: new (module: object, imports: object) => { readonly exports: Record<string, unknown> };
 }
 
-/** Instantiates the comparison over `memory` (SQLite's WebAssembly.Memory). */
-export function wordDiff(memory: object): WordDiff {
+/**
+ * The same comparison in plain JavaScript, for an engine that cannot compile
+ * the SIMD module (a CPU without SSE4.1 or NEON, or WebAssembly SIMD turned
+ * off): slower, never wrong. Reads the memory's buffer afresh on each call,
+ * since SQLite may have grown it.
+ */
+function wordDiffInJavaScript(memory: object): WordDiff {
+  const words = (): Int32Array => new Int32Array((memory as { buffer: ArrayBuffer }).buffer);
+  return (a, b, nBytes, out) => {
+    const w = words();
+    const [wa, wb, wout] = [a >> 2, b >> 2, out >> 2];
+    let k = 0;
+    for (let j = 0; j < nBytes >> 2; j++) if (w[wa + j] !== w[wb + j]) w[wout + k++] = j;
+    return k;
+  };
+}
+
+/** Instantiates the SIMD module over `memory`, or undefined when this engine cannot compile it. */
+function wordDiffInWebAssembly(memory: object): WordDiff | undefined {
   const api = (globalThis as unknown as { WebAssembly: WebAssemblyApi }).WebAssembly;
-  const instance = new api.Instance(new api.Module(MODULE), { env: { memory } });
-  const diff = instance.exports.diff as WordDiff;
+  let instance: { readonly exports: Record<string, unknown> };
+  try {
+    instance = new api.Instance(new api.Module(MODULE), { env: { memory } });
+  } catch {
+    return undefined;
+  }
+  return instance.exports.diff as WordDiff;
+}
+
+/**
+ * The comparison over `memory` (SQLite's WebAssembly.Memory): the SIMD module
+ * where the engine compiles it, else the JavaScript loop (`simd: false` forces
+ * the loop, for its test).
+ */
+export function wordDiff(memory: object, options: { readonly simd?: boolean } = {}): WordDiff {
+  const diff = (options.simd ?? true ? wordDiffInWebAssembly(memory) : undefined) ?? wordDiffInJavaScript(memory);
   return (a, b, nBytes, out) => {
     if (nBytes % DIFF_BLOCK_BYTES !== 0) throw new Error(`word-diff compares whole ${DIFF_BLOCK_BYTES}-byte blocks, not ${nBytes} bytes`);
     return diff(a, b, nBytes, out);

@@ -2,7 +2,8 @@
  * The WAL index pushes and pulls exactly the words word-diff.ts reports, so
  * a word it missed would be a commit others never see, and one it invented
  * a word written that SQLite did not change. These cases compare it, in
- * SQLite's own wasm memory, with a plain JavaScript comparison.
+ * SQLite's own wasm memory, with a plain JavaScript comparison; the same for
+ * the loop used where the engine cannot compile WebAssembly SIMD.
  */
 import { describe, expect, it } from 'vitest';
 import { loadSqlite3 } from '../../drivers/wasm/sqlite-runtime.js';
@@ -10,11 +11,11 @@ import { DIFF_BLOCK_BYTES, wordDiff } from '../../drivers/wasm/word-diff.js';
 
 const REGION = 32768;
 
-async function areas(): Promise<{ a: number; b: number; out: number; heap32: () => Int32Array; diff: ReturnType<typeof wordDiff> }> {
+async function areas(simd = true): Promise<{ a: number; b: number; out: number; heap32: () => Int32Array; diff: ReturnType<typeof wordDiff> }> {
   const sqlite3 = await loadSqlite3();
   const wasm = sqlite3.wasm;
   const [a, b, out] = [wasm.alloc(REGION), wasm.alloc(REGION), wasm.alloc(REGION)];
-  return { a, b, out, heap32: () => wasm.heap32(), diff: wordDiff(wasm.memory) };
+  return { a, b, out, heap32: () => wasm.heap32(), diff: wordDiff(wasm.memory, { simd }) };
 }
 
 /** The words in [0, n) where a and b differ, the plain way. */
@@ -25,8 +26,11 @@ function expected(heap: Int32Array, a: number, b: number, n: number): number[] {
 }
 
 describe('word-diff', () => {
-  it('reports exactly the differing words: none, the first, the last, every one, and random ones over random lengths', async () => {
-    const { a, b, out, heap32, diff } = await areas();
+  it.each([
+    ['the SIMD module', true],
+    ['the JavaScript fallback', false],
+  ])('%s reports exactly the differing words: none, the first, the last, every one, and random ones over random lengths', async (_name, simd) => {
+    const { a, b, out, heap32, diff } = await areas(simd);
     const words = REGION / 4;
     const fill = (change: (w: number) => boolean): void => {
       const heap = heap32();
