@@ -3,9 +3,13 @@
 //   load   page load to the first screen (the newest messages listed and the
 //          event stream live) with --messages rows (default 100,000) in the
 //          database, median of fresh pages
-//   live   send by a separate `agentbus mcp` process -> the row on the open page,
-//          p50/p99 (the clock starts before the send call, so its round trip is
-//          included; the page stamps the row when it enters the DOM)
+//   live   a message's commit (its created_at, stamped in the writing
+//          `agentbus mcp` process) -> its row in the open page's DOM, and -> the
+//          next frame after it (layout and paint done), p50/p99, in three cases:
+//            10 rows     a channel with 10 messages on the page
+//            5,000 rows  the big channel paged back until 5,000 rows are on the page
+//            60 KB       60 KB messages of one unbroken character, on the 10-row channel
+//                        (each sample adds one more: up to --samples of them on the page)
 //   npm run bench:web -- [--messages 100000] [--loads 7] [--samples 40]
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -50,7 +54,7 @@ function startWeb(dir, driver) {
     child.stdout.setEncoding('utf8').on('data', (d) => {
       out += d;
       const m = /http:\/\/127\.0\.0\.1:\d+\/\?token=\S+/.exec(out);
-      if (m) resolve({ url: m[0], stop: () => child.kill('SIGINT') });
+      if (m) resolve({ url: m[0], stop: () => new Promise((done) => (child.once('exit', done), child.kill('SIGINT'))) });
     });
     child.on('exit', (code) => reject(new Error(`agentbus web exited ${code}: ${out}`)));
   });
@@ -60,6 +64,8 @@ async function seed(dir, driver) {
   const agent = await startMcp(dir, driver);
   await agent.call('register', { name: 'Alice' });
   await agent.call('create_channel', { as: 'Alice', name: 'work', kind: 'ordinary' });
+  await agent.call('create_channel', { as: 'Alice', name: 'small', kind: 'ordinary' });
+  for (let i = 0; i < 10; i++) await agent.call('send', { as: 'Alice', channel: 'small', content: `small ${i}` });
   await agent.close();
   const { db } = await openDatabase({ dataDir: dir, driver });
   const now = Date.now();
@@ -121,24 +127,52 @@ try {
       await page.locator('#connection', { hasText: 'live' }).waitFor({ timeout: 60_000 });
       await page.locator('#messages li').first().waitFor({ timeout: 60_000 });
       await page.evaluate(() => {
+        // Stamps each row as it enters the DOM, and again at the frame after (style, layout and paint of it done).
         window.seen = {};
-        new MutationObserver(() => {
-          for (const li of document.querySelectorAll('#messages li[data-seq]')) window.seen[li.dataset.seq] ??= Date.now();
+        new MutationObserver((records) => {
+          const now = Date.now();
+          for (const r of records)
+            for (const node of r.addedNodes) {
+              if (node.nodeType !== 1 || !node.matches('li[data-seq]')) continue;
+              const committed = Date.parse(node.querySelector('time').getAttribute('datetime'));
+              const entry = (window.seen[node.dataset.seq] ??= { committed, dom: now });
+              requestAnimationFrame(() => setTimeout(() => (entry.frame = Date.now()), 0));
+            }
         }).observe(document.getElementById('messages'), { childList: true, subtree: true });
       });
-      const live = [];
-      for (let i = 0; i < SAMPLES; i++) {
-        const t0 = Date.now();
-        const { seq } = await agent.call('send', { as: 'Carol', channel: 'work', content: `live ${i}` });
-        await page.waitForFunction((s) => window.seen[s] !== undefined, seq, { timeout: 10_000 });
-        live.push((await page.evaluate((s) => window.seen[s], seq)) - t0);
-        await new Promise((r) => setTimeout(r, 50));
+      const measure = async (channel, content) => {
+        process.stderr.write(`${driver}: measuring on #${channel}\n`);
+        const dom = [];
+        const frame = [];
+        for (let i = 0; i < SAMPLES; i++) {
+          const { seq } = await agent.call('send', { as: 'Carol', channel, content: content(i) });
+          await page.waitForFunction((s) => window.seen[s]?.frame !== undefined, String(seq), { timeout: 30_000 });
+          const seen = await page.evaluate((s) => window.seen[s], String(seq));
+          dom.push(seen.dom - seen.committed);
+          frame.push(seen.frame - seen.committed);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        return { dom50: pct(dom, 50), dom99: pct(dom, 99), frame50: pct(frame, 50), frame99: pct(frame, 99) };
+      };
+      await page.locator('#channels li', { hasText: '#small ' }).click();
+      await page.locator('#messages > li').nth(9).waitFor({ state: 'attached' });
+      const small = await measure('small', (i) => `live ${i}`);
+      const long = await measure('small', () => 'x'.repeat(60 * 1024));
+      await page.locator('#channels li', { hasText: '#work ' }).click();
+      await page.locator('#messages > li').nth(199).waitFor({ state: 'attached' });
+      while ((await page.locator('#messages > li').count()) < Math.min(5000, MESSAGES)) {
+        const n = await page.locator('#messages > li').count();
+        await page.locator('#older').click();
+        await page.waitForFunction((k) => document.querySelectorAll('#messages > li').length > k, n);
       }
+      const shown = await page.locator('#messages > li').count();
+      process.stderr.write(`${driver}: ${shown} rows on the page\n`);
+      const big = await measure('work', (i) => `live ${i}`);
       await page.close();
-      rows.push({ driver, load: pct(loads, 50), live50: pct(live, 50), live99: pct(live, 99) });
+      rows.push({ driver, load: pct(loads, 50), cases: [['10 rows', small], [`${shown} rows`, big], ['60 KB', long]] });
     } finally {
       await agent.close();
-      web.stop();
+      await web.stop();
       rmSync(dir, { recursive: true, force: true });
     }
   }
@@ -147,10 +181,12 @@ try {
 }
 
 console.log(`\nagentbus web, ${MESSAGES} messages in the database; node ${process.version}; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
-console.log('driver   first screen (median of', LOADS, ')   live p50   live p99  (ms;', SAMPLES, 'live samples)');
+console.log('first screen (median of', LOADS, 'loads), then commit -> row in the DOM and -> the frame after it, p50/p99 (ms;', SAMPLES, 'samples each)');
 const base = rows[0];
-for (const r of rows) {
-  console.log(
-    `${r.driver.padEnd(8)} ${String(r.load).padStart(10)}${r === base ? '' : ` (x${(r.load / base.load).toFixed(2)})`}      ${String(r.live50).padStart(8)}${r === base ? '' : ` (x${(r.live50 / base.live50).toFixed(2)})`}   ${String(r.live99).padStart(8)}`,
-  );
+for (const r of rows) console.log(`${r.driver.padEnd(8)} first screen ${r.load} ms${r === base ? '' : ` (x${(r.load / base.load).toFixed(2)})`}`);
+for (const [i, [name]] of base.cases.entries()) {
+  for (const r of rows) {
+    const c = r.cases[i][1];
+    console.log(`  ${r.driver.padEnd(8)} ${r.cases[i][0].padEnd(11)} DOM ${String(c.dom50).padStart(5)} / ${String(c.dom99).padStart(5)}   frame ${String(c.frame50).padStart(5)} / ${String(c.frame99).padStart(5)}${name === r.cases[i][0] ? '' : ''}`);
+  }
 }

@@ -147,9 +147,10 @@ for (const command of commands) {
 }
 // The runtime fetches its binary relative to its own module (import.meta.url).
 copyFileSync(join(sqliteDir, 'dist', 'sqlite3.wasm'), join(out, 'sqlite3.wasm'));
-// The web console's page (`agentbus web`): served as they are, from beside the web command's bundle.
+// The web console's page (`agentbus web`): served as they are, from beside the web command's bundle
+// (every file of src/web/static; the server lists the ones it serves, PAGE_FILES in web-server.ts).
 mkdirSync(join(out, 'web-console'));
-for (const file of ['index.html', 'app.js', 'app.css']) copyFileSync(join(root, 'src', 'web', 'static', file), join(out, 'web-console', file));
+for (const file of readdirSync(join(root, 'src', 'web', 'static'))) copyFileSync(join(root, 'src', 'web', 'static', file), join(out, 'web-console', file));
 
 /** The packages inlined into the bundle, from esbuild's record of its inputs. */
 function bundledPackages() {

@@ -1,10 +1,14 @@
 /**
  * `agentbus web`: the web console, served on 127.0.0.1 until Ctrl-C. Prints
- * the URL with a token made for this run; every request must carry it.
+ * the URL with a token made for this run; every request must carry it. On a
+ * data directory with no database yet it starts anyway and the page waits for
+ * the first agent: like every reading command, it never creates the database.
  */
 import { randomBytes } from 'node:crypto';
 import { createFileLogger } from '../log.js';
 import { startWebServer } from '../web/web-server.js';
+import { NO_AGENT_YET, type OpenedBus } from '../web/web-bus.js';
+import { databaseExists, databaseState } from './admin-database.js';
 import { openBusDatabase } from './bus-database.js';
 import { commandConfig } from './cli-config.js';
 import { CliError } from './cli-error.js';
@@ -23,17 +27,24 @@ export async function webCommand(io: CliIo, flags: Record<string, unknown>, sign
   const config = commandConfig(io, flags);
   const port = portFlag(flags.port);
   const person = flags.as === undefined ? humanName(io) : String(flags.as);
-  const { db, schemaVersion } = await openBusDatabase(config, io, { command: 'web', writes: true });
+  let opened: OpenedBus | undefined;
+  // Looked for by the server until it exists; opened as every console command opens it.
+  const openBus = async (): Promise<OpenedBus | undefined> => {
+    if (!databaseExists(databaseState(config).state)) return undefined;
+    opened = await openBusDatabase(config, io, { command: 'web', writes: true });
+    return opened;
+  };
   const log = createFileLogger(config.data_directory, config.log_level);
   try {
-    const server = await startWebServer({ config, io, db, schemaVersion, log, token: randomBytes(24).toString('base64url'), port, staticDir, person });
+    const server = await startWebServer({ config, io, openBus, log, token: randomBytes(24).toString('base64url'), port, staticDir, person });
     io.stdout.write(`agentbus web console: ${server.url}\n`);
     io.stderr.write(`agentbus: serving 127.0.0.1:${server.port} until Ctrl-C; the token in the URL is required on every request (posts are sent as "${person}")\n`);
+    if (!server.live) io.stderr.write(`agentbus: ${NO_AGENT_YET}\n`);
     if (!signal.aborted) await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     await server.close();
     return 0;
   } finally {
-    db.close();
+    opened?.db.close();
     await log.close();
   }
 }

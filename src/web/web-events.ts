@@ -1,18 +1,27 @@
 /**
- * The web console's event stream (server-sent events): new messages as
- * they commit, woken by the same change watcher `receive` and `tail` sleep
- * on, and the bus state (sessions, channels, capacity, notices,
- * reservations) when it changed. One reader loop serves every open page.
+ * The web console's event stream (server-sent events), one reader loop for
+ * every open page, woken by the same change watcher `receive` and `tail`
+ * sleep on:
+ *   waiting     there is no database yet (no agent has started); sent until it appears
+ *   hello       the bus is open: the page loads its rows and follows from here
+ *   messages    rows committed since the last look, tombstoned ones left out
+ *               (what a reload, which reads tombstone = 0, would not show)
+ *   tombstoned  seqs of rows tombstoned since the last look (a memory's
+ *               superseded or deleted revision): the page removes them
+ *   state       sessions, channels, capacity, notices, reservations, when changed
  */
 import type { ServerResponse } from 'node:http';
 import type { ChangeWaiter } from '../bus/change-waiter.js';
 import { MESSAGE_COLUMNS, toMessage, type Message, type MessageRow } from '../bus/message-row.js';
 import type { Database } from '../db/database.js';
+import { NO_AGENT_YET, type BusHolder, type WebBus } from './web-bus.js';
 
 // One look reads at most this many new rows; a larger burst is read in several looks.
 const LIVE_BATCH = 500;
 // The state (counts over every channel) is read again at most this often.
 const STATE_EVERY_MS = 1000;
+// While there is no database, it is looked for this often (a stat and a header read).
+const DATABASE_LOOK_MS = 100;
 // A comment line this often keeps proxies and the browser from timing the stream out.
 const KEEPALIVE_MS = 15_000;
 
@@ -27,48 +36,122 @@ function frame(event: string, data: unknown): string {
   return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
-/** Starts the loop that feeds `add`ed clients; `readState` returns the state as the page shows it. */
-export function startEventHub(db: Database, waiter: ChangeWaiter, readState: () => unknown): EventHub {
+/** Where the loop is in the tables: the last seq sent, and the newest tombstone time with the seqs tombstoned at it (ties at one millisecond are told once). */
+interface Cursor {
+  last: number;
+  tombstoneAt: number;
+  atMark: Set<number>;
+}
+
+function readCursor(bus: WebBus): Cursor {
+  const { db } = bus;
+  const mark = db.read(() => db.all<{ seq: number; at: number }>(
+    'SELECT seq, tombstone_at AS at FROM messages WHERE tombstone_at = (SELECT max(tombstone_at) FROM messages)',
+  ));
+  return { last: bus.lastSeq(), tombstoneAt: mark[0]?.at ?? 0, atMark: new Set(mark.map((r) => r.seq)) };
+}
+
+/** New rows after the cursor, at most LIVE_BATCH, tombstoned ones left out; moves the cursor over every row read. */
+function readAfter(db: Database, cursor: Cursor): { rows: Message[]; more: boolean } {
+  const rows = db.read(() =>
+    db.all<MessageRow & { tombstone: number }>(`SELECT ${MESSAGE_COLUMNS}, m.tombstone FROM messages m WHERE m.seq > ? ORDER BY m.seq LIMIT ?`, [cursor.last, LIVE_BATCH]),
+  );
+  if (rows.length > 0) cursor.last = (rows.at(-1) as MessageRow).seq;
+  return { rows: rows.filter((r) => r.tombstone === 0).map(toMessage), more: rows.length === LIVE_BATCH };
+}
+
+/** Seqs tombstoned since the cursor (the index on tombstone_at makes this a range read). */
+function readTombstoned(db: Database, cursor: Cursor): number[] {
+  const rows = db.read(() =>
+    db.all<{ seq: number; at: number }>('SELECT seq, tombstone_at AS at FROM messages WHERE tombstone_at >= ? ORDER BY tombstone_at', [cursor.tombstoneAt]),
+  );
+  const fresh = rows.filter((r) => r.at > cursor.tombstoneAt || !cursor.atMark.has(r.seq));
+  if (fresh.length === 0) return [];
+  const newest = (rows.at(-1) as { at: number }).at;
+  if (newest > cursor.tombstoneAt) cursor.atMark.clear();
+  cursor.tombstoneAt = newest;
+  for (const r of rows) if (r.at === newest) cursor.atMark.add(r.seq);
+  return fresh.map((r) => r.seq);
+}
+
+/** Starts the loop that feeds `add`ed clients from the bus `holder` opens (waiting for its database first). */
+export function startEventHub(holder: BusHolder, waiter: ChangeWaiter): EventHub {
   const clients = new Set<ServerResponse>();
   const stop = new AbortController();
-  let last = db.read(() => db.get<{ seq: number | null }>('SELECT max(seq) AS seq FROM messages')?.seq ?? 0);
+  const opened = holder.current();
+  let cursor: Cursor | undefined = opened === undefined ? undefined : readCursor(opened);
+  let waitingText = NO_AGENT_YET;
   let stateText = '';
   let stateAt = 0;
 
   const broadcast = (text: string): void => {
     for (const res of clients) res.write(text);
   };
-  const readAfter = (): Message[] =>
-    db.read(() => db.all<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.seq > ? ORDER BY m.seq LIMIT ?`, [last, LIVE_BATCH]).map(toMessage));
-  const refreshState = (force: boolean): void => {
+  const refreshState = (bus: WebBus, force: boolean): void => {
     const now = Date.now();
     if (!force && now - stateAt < STATE_EVERY_MS) return;
     stateAt = now;
-    const text = JSON.stringify(readState());
+    const text = JSON.stringify(bus.readState());
     if (text === stateText) return;
     stateText = text;
     broadcast(`event: state\ndata: ${text}\n\n`);
   };
+  const greet = (res: ServerResponse): void => {
+    if (cursor === undefined) return void res.write(frame('waiting', { message: waitingText }));
+    res.write(frame('hello', { last_seq: cursor.last }));
+    if (stateText !== '') res.write(`event: state\ndata: ${stateText}\n\n`);
+  };
+
+  /** Waits for the database; true once the bus is open and the cursor set. */
+  const openBus = async (): Promise<boolean> => {
+    try {
+      const bus = await holder.look();
+      if (bus === undefined) return false;
+      cursor = readCursor(bus);
+      for (const res of clients) greet(res);
+      return true;
+    } catch (error) {
+      // A file that is not (yet) a database this build can read: said on the page, looked at again.
+      waitingText = `${NO_AGENT_YET} (${(error as Error).message})`;
+      broadcast(frame('waiting', { message: waitingText }));
+      return false;
+    }
+  };
+
+  const look = (bus: WebBus, at: Cursor): void => {
+    if (clients.size === 0) {
+      // Nobody to tell: a page that opens later loads the recent rows itself and follows from here.
+      Object.assign(at, readCursor(bus));
+      return;
+    }
+    // One snapshot for both reads: an edit's new revision and its predecessor's tombstone are told in the same look.
+    const frames: string[] = [];
+    let changed = false;
+    const tombstoned = bus.db.read(() => {
+      for (let more = true; more; ) {
+        const batch = readAfter(bus.db, at);
+        more = batch.more;
+        if (batch.rows.length > 0) frames.push(frame('messages', batch.rows));
+        changed ||= batch.rows.length > 0;
+      }
+      return readTombstoned(bus.db, at);
+    });
+    if (tombstoned.length > 0) frames.push(frame('tombstoned', tombstoned));
+    if (frames.length > 0) broadcast(frames.join(''));
+    refreshState(bus, changed || tombstoned.length > 0);
+  };
 
   const loop = (async () => {
     while (!stop.signal.aborted) {
-      await waiter.waitForChange(STATE_EVERY_MS, stop.signal);
-      if (stop.signal.aborted) continue;
+      const bus = holder.current();
+      await waiter.waitForChange(bus === undefined ? DATABASE_LOOK_MS : STATE_EVERY_MS, stop.signal);
+      if (stop.signal.aborted) break;
+      if (bus === undefined || cursor === undefined) {
+        await openBus();
+        continue;
+      }
       try {
-        if (clients.size === 0) {
-          // Nobody to tell: a page that opens later loads the recent rows itself and follows from here.
-          last = db.read(() => db.get<{ seq: number | null }>('SELECT max(seq) AS seq FROM messages')?.seq ?? 0);
-          continue;
-        }
-        let changed = false;
-        for (;;) {
-          const messages = readAfter();
-          if (messages.length === 0) break;
-          last = (messages.at(-1) as Message).seq;
-          broadcast(frame('messages', messages));
-          changed = true;
-        }
-        refreshState(changed);
+        look(bus, cursor);
       } catch (error) {
         broadcast(frame('problem', { message: (error as Error).message }));
       }
@@ -79,8 +162,7 @@ export function startEventHub(db: Database, waiter: ChangeWaiter, readState: () 
   return {
     add(res) {
       res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', Connection: 'keep-alive' });
-      res.write(frame('hello', { last_seq: last }));
-      if (stateText !== '') res.write(`event: state\ndata: ${stateText}\n\n`);
+      greet(res);
       clients.add(res);
       res.on('close', () => clients.delete(res));
     },

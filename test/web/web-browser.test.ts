@@ -1,41 +1,11 @@
-import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { ReceiveOutput } from '../../src/bus/receive.js';
-import { startMcp, type McpProcess } from '../support/mcp-process.js';
-import { tempDir, testDriverName } from '../support/test-driver.js';
+import { startMcp } from '../support/mcp-process.js';
+import { testDriverName } from '../support/test-driver.js';
 import { toolAnswer } from '../support/tool-answer.js';
-import { artifactPath, launchBrowser } from './browser.js';
-import { startWeb, type WebConsole } from './web-console.js';
+import { artifactPath } from './browser.js';
+import { messageLi, openConsole, stillLoadedOnce, type PageMarks } from './console-page.js';
 
-/** What the tests leave on the page's global object (functions given to page.evaluate run in the page). */
-interface PageMarks {
-  loadedOnce?: boolean;
-  pwned?: number;
-}
-
-/** Alice and Bob on `general` (Bob subscribed) and a memory channel `notes`, the console, and the page open and live. */
-async function openConsole(): Promise<{ dir: string; agents: McpProcess; web: WebConsole; page: Page }> {
-  const dir = tempDir();
-  const agents = await startMcp(dir);
-  await agents.call('register', { name: 'Alice' });
-  await agents.call('register', { name: 'Bob' });
-  await agents.call('create_channel', { as: 'Alice', name: 'general', kind: 'ordinary' });
-  await agents.call('create_channel', { as: 'Alice', name: 'notes', kind: 'memory' });
-  await agents.call('subscribe', { as: 'Bob', channel: 'general' });
-  await agents.call('send', { as: 'Alice', channel: 'general', content: 'first message' });
-  const web = await startWeb(dir);
-  const context = await launchBrowser();
-  const page = await context.newPage();
-  await page.goto(web.url);
-  await page.locator('#connection', { hasText: 'live' }).waitFor();
-  await page.locator('#messages .content', { hasText: 'first message' }).waitFor();
-  // Set once: a reload or a navigation would lose it.
-  await page.evaluate(() => ((globalThis as typeof globalThis & PageMarks).loadedOnce = true));
-  return { dir, agents, web, page };
-}
-
-const messageLi = (page: Page, seq: number) => page.locator(`#messages li[data-seq="${seq}"]`);
-const stillLoadedOnce = (page: Page): Promise<unknown> => page.evaluate(() => (globalThis as typeof globalThis & PageMarks).loadedOnce);
 const shot = (name: string): string => artifactPath(`${name}-${testDriverName()}.png`);
 
 describe('agentbus web in a real browser', () => {

@@ -14,7 +14,7 @@ async function consoleWithBus(): Promise<WebConsole> {
   return startWeb(dir);
 }
 
-const PATHS = ['/', '/app.js', '/app.css', '/api/state', '/api/messages', '/api/memories', '/api/search?q=hello', '/events'];
+const PATHS = ['/', '/app.js', '/app.css', '/favicon.svg', '/api/state', '/api/messages', '/api/memories', '/api/search?q=hello', '/events'];
 
 describe('agentbus web: the security rules', () => {
   it('refuses every path, the event stream included, without the token or with a wrong one (403), and answers with it', async () => {

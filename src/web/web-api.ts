@@ -1,0 +1,181 @@
+/**
+ * The web console's JSON API over the console's own reads and writes
+ * (searchAsReader, listMemories, memoryHistory; send, edit_memory and
+ * delete_memory as a person). Every query parameter is checked: an unknown
+ * one, or a value out of range, is a 400 naming the parameter, and nothing is
+ * read or written.
+ */
+import type { IncomingMessage } from 'node:http';
+import { requireChannel } from '../bus/channels.js';
+import { deleteMemory, editMemory } from '../bus/memories.js';
+import { listMemories, memoryHistory } from '../bus/memory-listing.js';
+import { MESSAGE_COLUMNS, toMessage, type MessageRow } from '../bus/message-row.js';
+import { isChannelName } from '../bus/names.js';
+import { searchAsReader } from '../bus/search.js';
+import { send } from '../bus/send.js';
+import type { BusContext } from '../bus/bus-context.js';
+import { asPerson } from '../cli/person-context.js';
+import { NO_AGENT_YET, type BusHolder, type WebBus } from './web-bus.js';
+
+/** Largest request body accepted (a message is at most max_message_kib, 64 KiB by default, well below). */
+const MAX_BODY_BYTES = 1024 * 1024;
+/** Rows per page of messages or memories, unless `limit` says otherwise. */
+export const PAGE_DEFAULT = 200;
+const PAGE_MAX = 1000;
+
+/** An answer to the client with a status other than 200, the one line it shows, and the query parameter at fault. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly code: string = 'bad_request',
+    readonly field?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A 400 for query parameter `name`. */
+function badParam(name: string, message: string): HttpError {
+  return new HttpError(400, message, 'bad_request', name);
+}
+
+/** One API route: the query parameters it takes (besides `token`) and what it answers. */
+interface Route {
+  /** The query parameters this route reads; any other is refused. */
+  readonly params: readonly string[];
+  /** The answer, sent as JSON. */
+  readonly answer: (url: URL, bus: WebBus, req: IncomingMessage) => Promise<unknown> | unknown;
+}
+
+async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const type = req.headers['content-type'] ?? '';
+  if (!/^application\/json\b/i.test(type)) throw new HttpError(415, 'send the body as application/json');
+  let size = 0;
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw new HttpError(413, `the body is larger than ${MAX_BODY_BYTES} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    throw new HttpError(400, 'the body is not valid JSON');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new HttpError(400, 'the body must be a JSON object');
+  return value as Record<string, unknown>;
+}
+
+function intParam(url: URL, name: string, fallback?: number, max = Number.MAX_SAFE_INTEGER): number {
+  const text = url.searchParams.get(name);
+  if (text === null || text === '') {
+    if (fallback === undefined) throw badParam(name, `${name} is required: a whole number`);
+    return fallback;
+  }
+  if (!/^\d{1,16}$/.test(text) || Number(text) < 1 || Number(text) > max) throw badParam(name, `${name} must be a whole number from 1 to ${max}; got "${text.slice(0, 100)}"`);
+  return Number(text);
+}
+
+/** The `channel` parameter: absent (every channel) or an existing channel's name. */
+function channelParam(url: URL, bus: WebBus): string | undefined {
+  const name = url.searchParams.get('channel');
+  if (name === null) return undefined;
+  if (!isChannelName(name)) throw badParam('channel', `channel must be a channel name (letters, digits, ".", "_", "-"); got "${name.slice(0, 200)}"`);
+  return bus.db.read(() => requireChannel(bus.reader, name).name);
+}
+
+/** Only the named fields of a request body: anything else (an `as` above all) is not the client's to set. */
+function pick(body: Record<string, unknown>, fields: readonly string[]): Record<string, unknown> {
+  return Object.fromEntries(fields.filter((f) => body[f] !== undefined).map((f) => [f, body[f]]));
+}
+
+/** A page of messages, newest `limit` below `before`, oldest first; `has_more` when older ones exist. */
+function messagesPage(url: URL, bus: WebBus): unknown {
+  const channel = channelParam(url, bus);
+  const before = intParam(url, 'before', Number.MAX_SAFE_INTEGER);
+  const limit = intParam(url, 'limit', PAGE_DEFAULT, PAGE_MAX);
+  const rows = bus.db.read(() =>
+    bus.db.all<MessageRow>(
+      `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.tombstone = 0 AND m.seq < ? ${channel === undefined ? '' : 'AND m.channel = ?'} ORDER BY m.seq DESC LIMIT ?`,
+      channel === undefined ? [before, limit + 1] : [before, channel, limit + 1],
+    ),
+  );
+  return { messages: rows.slice(0, limit).reverse().map(toMessage), has_more: rows.length > limit };
+}
+
+/** The routes, by "METHOD /path"; `person` is the name writes are sent as. */
+export function apiRoutes(person: string): Record<string, Route> {
+  const write = <T>(bus: WebBus, use: (ctx: BusContext, as: string) => Promise<T>): Promise<T> => asPerson(bus.base, person, use);
+  return {
+    'GET /api/state': { params: [], answer: (_url, bus) => bus.readState() },
+    'GET /api/messages': { params: ['channel', 'before', 'limit'], answer: messagesPage },
+    'GET /api/thread': {
+      params: ['seq'],
+      answer: (url, bus) => {
+        const seq = intParam(url, 'seq');
+        const rows = bus.db.read(() =>
+          bus.db.all<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.tombstone = 0 AND (m.seq = ? OR m.reply_to = ?) ORDER BY m.seq`, [seq, seq]),
+        );
+        if (rows.length === 0) throw new HttpError(404, `no message ${seq}`, 'not_found');
+        return { messages: rows.map(toMessage) };
+      },
+    },
+    'GET /api/memories': {
+      params: ['channel', 'limit'],
+      answer: (url, bus) => {
+        const channel = channelParam(url, bus);
+        return { memories: listMemories(bus.reader, { limit: intParam(url, 'limit', PAGE_DEFAULT, PAGE_MAX), ...(channel === undefined ? {} : { channel }) }) };
+      },
+    },
+    'GET /api/memory-history': { params: ['id'], answer: (url, bus) => ({ revisions: memoryHistory(bus.reader, intParam(url, 'id')) }) },
+    'GET /api/search': {
+      params: ['q', 'mode', 'channel', 'sender', 'continuation'],
+      answer: (url, bus) => {
+        const input: Record<string, unknown> = { query: url.searchParams.get('q') ?? '' };
+        for (const field of ['mode', 'channel', 'sender', 'continuation']) {
+          const value = url.searchParams.get(field);
+          if (value !== null && value !== '') input[field] = value;
+        }
+        return searchAsReader(bus.reader, input);
+      },
+    },
+    'POST /api/post': {
+      params: [],
+      answer: async (_url, bus, req) => {
+        const body = await readJson(req);
+        return write(bus, async (ctx, as) => ({ ...(await send(ctx, { ...pick(body, ['channel', 'content', 'reply_to', 'idempotency_key']), as })), as }));
+      },
+    },
+    'POST /api/edit-memory': {
+      params: [],
+      answer: async (_url, bus, req) => {
+        const body = await readJson(req);
+        return write(bus, async (ctx, as) => ({ ...(await editMemory(ctx, { ...pick(body, ['memory_id', 'content', 'idempotency_key']), as })), as }));
+      },
+    },
+    'POST /api/delete-memory': {
+      params: [],
+      answer: async (_url, bus, req) => {
+        const body = await readJson(req);
+        return write(bus, async (ctx, as) => ({ ...(await deleteMemory(ctx, { ...pick(body, ['memory_id', 'idempotency_key']), as })), as }));
+      },
+    },
+  };
+}
+
+/** Runs `route`: refuses a parameter it does not take, and answers 503 while there is no database yet. */
+export async function answerRoute(route: Route, url: URL, holder: BusHolder, req: IncomingMessage): Promise<unknown> {
+  for (const name of new Set(url.searchParams.keys())) {
+    if (name === 'token' || route.params.includes(name)) continue;
+    const takes = route.params.length === 0 ? 'this endpoint takes none' : `this endpoint takes ${route.params.join(', ')}`;
+    throw badParam(name, `unknown parameter "${name.slice(0, 100)}": ${takes}`);
+  }
+  for (const name of route.params) {
+    if (url.searchParams.getAll(name).length > 1) throw badParam(name, `${name} is given more than once`);
+  }
+  const bus = holder.current() ?? (await holder.look());
+  if (bus === undefined) throw new HttpError(503, NO_AGENT_YET, 'no_database');
+  return route.answer(url, bus, req);
+}
