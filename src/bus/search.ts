@@ -25,9 +25,10 @@ import type { SqlValue } from '../db/driver.js';
 import { isEmbeddingError } from '../embeddings/embedding-error.js';
 import { createEmbeddingsClient, embeddingSettings, QUERY_TIMEOUT_MS } from '../embeddings/embeddings-client.js';
 import { storedDimensions } from '../embeddings/embedding-pass.js';
-import { rankVectors, type Ranked, type VectorCandidate } from '../embeddings/ranking.js';
+import { byScoreThenNewer, type Ranked } from '../embeddings/ranking.js';
 import { reciprocalRankFusion } from '../embeddings/reciprocal-rank-fusion.js';
-import { vectorCacheFor } from '../embeddings/vector-cache.js';
+import { vectorCacheFor, type StoredVector } from '../embeddings/vector-cache.js';
+import { decodeVector, dot } from '../embeddings/vector-codec.js';
 import type { BusContext } from './bus-context.js';
 import { requireChannel } from './channels.js';
 import { SeqField } from './envelope.js';
@@ -36,6 +37,7 @@ import { fitToCeiling, MESSAGE_COLUMNS, MessageOutput, toMessage, type Message, 
 import { ChannelNameField, DisplayNameField } from './names.js';
 import { NoticeOutput, type Notice } from './notice.js';
 import { decodeContinuation, encodeContinuation, searchFingerprint, type SearchPosition } from './search-continuation.js';
+import { liveMemorySeqs } from './live-memories.js';
 import { ftsMatchExpression, searchTerms, type SearchTerm } from './search-query.js';
 import { newestBound, textWindow, type FilterClause } from './search-text-window.js';
 import { invalid, parseInput } from './validate.js';
@@ -47,6 +49,10 @@ export const SEARCH_MAX_COUNT = 1000;
 export const QUERY_MAX_CHARS = 4096;
 /** Vectors read per statement when filling the cache. */
 const VECTOR_LOAD_CHUNK = 5_000;
+/** Semantic candidates the int8 vectors re-rank, at least: the nearest by one-bit codes (the recall/speed trade: docs/performance.md). */
+export const BINARY_CANDIDATES = 4_000;
+/** Semantic candidates re-ranked with their exact stored vectors, at least. */
+export const RERANK_CANDIDATES = 200;
 /** Cached vectors beyond the live candidates tolerated before the cache is pruned. */
 const PRUNE_SLACK = 1_024;
 
@@ -199,7 +205,7 @@ export async function runSearch(ctx: BusContext, input: SearchQuery, check: () =
       page = textPage(ctx, terms, clause, position, wanted);
     } else {
       const bound = position.bound ?? (mode === 'both' ? newestBound(ctx) : undefined);
-      const semantic = semanticRanking(ctx, queryVector as Float32Array, model, clause);
+      const semantic = semanticRanking(ctx, queryVector as Float32Array, model, clause, position.offset + wanted);
       const ranking = mode === 'semantic' ? semantic : reciprocalRankFusion([textWindow(ctx, terms, clause, bound as number).ranked, semantic]);
       page = ranking.slice(position.offset, position.offset + wanted).map((ranked, i) => ({ ranked, at: { offset: position.offset + i, bound } }));
     }
@@ -316,34 +322,63 @@ function filterSql(filters: Filters, threadSeqs: readonly number[] | undefined):
   return { where: conditions.map((c) => ` AND ${c}`).join(''), params };
 }
 
-function semanticRanking(ctx: BusContext, query: Float32Array, model: string, f: FilterClause): Ranked[] {
-  // Live memory revisions from the messages index alone: touching `embeddings` rows would read every
-  // vector's page (a row is mostly its BLOB), which is most of the cost the cache exists to avoid.
-  const seqs = ctx.db
-    .all<{ seq: number }>(
-      `SELECT m.seq AS seq FROM messages m
-        WHERE m.memory_id IS NOT NULL AND m.tombstone = 0${f.where}`,
-      f.params,
-    )
-    .map((r) => r.seq);
+/**
+ * Live memory revisions nearest to `query`, best first, in three passes:
+ * every live memory's one-bit-per-dimension code against the query's
+ * (Hamming distance), the nearest BINARY_CANDIDATES of those by their int8
+ * vectors, and the best max(RERANK_CANDIDATES, 2 x depth) of those by the
+ * exact cosine of their stored vectors (vector-cache.ts). `depth` is how far
+ * the caller reads.
+ */
+function semanticRanking(ctx: BusContext, query: Float32Array, model: string, f: FilterClause, depth: number): Ranked[] {
+  const seqs = liveMemorySeqs(ctx, f);
   const cache = vectorCacheFor(ctx.db, model);
-  const candidates: { seq: number; vector: Float32Array }[] = [];
-  const missing: number[] = [];
-  for (const seq of seqs) {
-    const vector = cache.get(seq);
-    if (vector === undefined) missing.push(seq);
-    else candidates.push({ seq, vector });
-  }
   // Not cached: never seen by this process, or not embedded yet (the backlog, probed again each query).
-  for (let i = 0; i < missing.length; i += VECTOR_LOAD_CHUNK) {
-    const rows = ctx.db.all<VectorCandidate>(
-      'SELECT seq, vector FROM embeddings WHERE model = ? AND seq IN (SELECT value FROM json_each(?))',
-      [model, JSON.stringify(missing.slice(i, i + VECTOR_LOAD_CHUNK))],
-    );
-    for (const row of rows) candidates.push({ seq: row.seq, vector: cache.add(row.seq, row.vector) });
-  }
+  const missing = seqs.filter((seq) => !cache.has(seq));
+  for (let i = 0; i < missing.length; i += VECTOR_LOAD_CHUNK) cache.addAll(storedVectors(ctx, model, missing.slice(i, i + VECTOR_LOAD_CHUNK)));
   if (cache.size > seqs.length + PRUNE_SLACK) cache.pruneTo(new Set(seqs));
-  return rankVectors(query, candidates);
+  const code = cache.queryCode(query);
+  if (code === undefined) return [];
+  const exact = Math.max(RERANK_CANDIDATES, 2 * depth);
+  const near = nearestCodes(seqs, (seq) => cache.distance(seq, code), Math.max(BINARY_CANDIDATES, 4 * exact));
+  const approximate = near
+    .map((seq) => ({ seq, score: cache.approximateScore(seq, query) ?? Infinity }))
+    .sort(byScoreThenNewer)
+    .slice(0, exact);
+  const ranked: Ranked[] = [];
+  for (const row of storedVectors(ctx, model, approximate.map((r) => r.seq))) {
+    if (row.vector.byteLength === query.length * 4) ranked.push({ seq: row.seq, score: dot(query, decodeVector(row.vector)) });
+  }
+  return ranked.sort(byScoreThenNewer);
+}
+
+/**
+ * The `wanted` seqs with the smallest distance (a counting selection: the
+ * distances are small integers), plus every seq without a code (beyond the
+ * cache's cap, or without a vector yet: their vectors are looked up exactly).
+ */
+function nearestCodes(seqs: readonly number[], distance: (seq: number) => number | undefined, wanted: number): number[] {
+  const distances = seqs.map(distance);
+  const histogram: number[] = [];
+  for (const d of distances) if (d !== undefined) histogram[d] = (histogram[d] ?? 0) + 1;
+  let threshold = -1;
+  for (let d = 0, seen = 0; d < histogram.length && seen < wanted; d++) {
+    seen += histogram[d] ?? 0;
+    threshold = d;
+  }
+  const out: number[] = [];
+  let atThreshold = wanted - distances.filter((d) => d !== undefined && d < threshold).length;
+  distances.forEach((d, i) => {
+    if (d === undefined || d < threshold || (d === threshold && atThreshold-- > 0)) out.push(seqs[i] as number);
+  });
+  return out;
+}
+
+function storedVectors(ctx: BusContext, model: string, seqs: readonly number[]): StoredVector[] {
+  return ctx.db.all<StoredVector>('SELECT seq, vector FROM embeddings WHERE model = ? AND seq IN (SELECT value FROM json_each(?))', [
+    model,
+    JSON.stringify(seqs),
+  ]);
 }
 
 function loadHits(ctx: BusContext, page: readonly Ranked[]): SearchHit[] {
