@@ -32,12 +32,12 @@ export interface StoredVector {
   readonly vector: Uint8Array;
 }
 
-// Bits set in each byte value.
-const BYTE_BITS = Uint8Array.from({ length: 256 }, (_, i) => {
-  let n = 0;
-  for (let x = i; x > 0; x >>= 1) n += x & 1;
-  return n;
-});
+/** Bits set in a 32-bit word (the SWAR count: no table, no loop). */
+function bitCount(x: number): number {
+  x -= (x >>> 1) & 0x55555555;
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  return (Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24) as number;
+}
 
 export class VectorCache {
   /** The model every cached vector belongs to. */
@@ -45,9 +45,9 @@ export class VectorCache {
   readonly #maxCodes: number;
   readonly #slots = new Map<number, number>();
   #dims = 0;
-  #bytesPerCode = 0;
+  #wordsPerCode = 0;
   #center: Float32Array | undefined;
-  #codes = new Uint8Array(0);
+  #codes = new Uint32Array(0);
   #int8 = new Int8Array(0);
   #scales = new Float32Array(0);
   #used = 0;
@@ -88,28 +88,28 @@ export class VectorCache {
       const slot = this.#used++;
       this.#grow(slot + 1);
       const vector = decodeVector(row.vector);
-      this.#encodeInto(vector, this.#codes, slot * this.#bytesPerCode);
+      this.#encodeInto(vector, this.#codes, slot * this.#wordsPerCode);
       this.#quantizeInto(vector, slot);
       this.#slots.set(row.seq, slot);
     }
   }
 
   /** The query's code, or undefined when its dimension is not the cache's. */
-  queryCode(query: Float32Array): Uint8Array | undefined {
+  queryCode(query: Float32Array): Uint32Array | undefined {
     if (this.#center === undefined || query.length !== this.#dims) return undefined;
-    const code = new Uint8Array(this.#bytesPerCode);
+    const code = new Uint32Array(this.#wordsPerCode);
     this.#encodeInto(query, code, 0);
     return code;
   }
 
   /** Hamming distance between `code` and the cached code of `seq`; undefined when `seq` is not cached. */
-  distance(seq: number, code: Uint8Array): number | undefined {
+  distance(seq: number, code: Uint32Array): number | undefined {
     const slot = this.#slots.get(seq);
     if (slot === undefined) return undefined;
     const codes = this.#codes;
-    const base = slot * this.#bytesPerCode;
+    const base = slot * this.#wordsPerCode;
     let d = 0;
-    for (let i = 0; i < code.length; i++) d += BYTE_BITS[(codes[base + i] as number) ^ (code[i] as number)] as number;
+    for (let i = 0; i < code.length; i++) d += bitCount((codes[base + i] as number) ^ (code[i] as number));
     return d;
   }
 
@@ -133,7 +133,7 @@ export class VectorCache {
 
   /** Drops entries whose seq is not in `live` (no longer a candidate) and compacts the codes. */
   pruneTo(live: ReadonlySet<number>): void {
-    const codes = new Uint8Array(this.#codes.byteLength);
+    const codes = new Uint32Array(this.#codes.length);
     const int8 = new Int8Array(this.#int8.length);
     const scales = new Float32Array(this.#scales.length);
     let used = 0;
@@ -142,7 +142,7 @@ export class VectorCache {
         this.#slots.delete(seq);
         continue;
       }
-      codes.set(this.#codes.subarray(slot * this.#bytesPerCode, (slot + 1) * this.#bytesPerCode), used * this.#bytesPerCode);
+      codes.set(this.#codes.subarray(slot * this.#wordsPerCode, (slot + 1) * this.#wordsPerCode), used * this.#wordsPerCode);
       int8.set(this.#int8.subarray(slot * this.#dims, (slot + 1) * this.#dims), used * this.#dims);
       scales[used] = this.#scales[slot] as number;
       this.#slots.set(seq, used++);
@@ -157,7 +157,7 @@ export class VectorCache {
     const first = rows[0];
     if (first === undefined || first.vector.byteLength % 4 !== 0) return;
     this.#dims = first.vector.byteLength / 4;
-    this.#bytesPerCode = Math.ceil(this.#dims / 8);
+    this.#wordsPerCode = Math.ceil(this.#dims / 32);
     const center = new Float32Array(this.#dims);
     let n = 0;
     for (const row of rows) {
@@ -171,10 +171,10 @@ export class VectorCache {
   }
 
   #grow(slots: number): void {
-    const needed = slots * this.#bytesPerCode;
-    if (needed <= this.#codes.byteLength) return;
-    const capacity = Math.max(slots, (this.#codes.byteLength / this.#bytesPerCode) * 2, 1024);
-    const next = new Uint8Array(capacity * this.#bytesPerCode);
+    const needed = slots * this.#wordsPerCode;
+    if (needed <= this.#codes.length) return;
+    const capacity = Math.max(slots, (this.#codes.length / this.#wordsPerCode) * 2, 1024);
+    const next = new Uint32Array(capacity * this.#wordsPerCode);
     next.set(this.#codes);
     this.#codes = next;
     const int8 = new Int8Array(capacity * this.#dims);
@@ -195,11 +195,11 @@ export class VectorCache {
     this.#scales[slot] = scale;
   }
 
-  #encodeInto(vector: Float32Array, out: Uint8Array, offset: number): void {
+  #encodeInto(vector: Float32Array, out: Uint32Array, offset: number): void {
     const center = this.#center as Float32Array;
-    out.fill(0, offset, offset + this.#bytesPerCode);
+    out.fill(0, offset, offset + this.#wordsPerCode);
     for (let i = 0; i < this.#dims; i++) {
-      if ((vector[i] as number) > (center[i] as number)) out[offset + (i >> 3)] = (out[offset + (i >> 3)] as number) | (1 << (i & 7));
+      if ((vector[i] as number) > (center[i] as number)) out[offset + (i >>> 5)] = ((out[offset + (i >>> 5)] as number) | (1 << (i & 31))) >>> 0;
     }
   }
 }

@@ -12,7 +12,7 @@ describe('vector cache (one bit per dimension)', () => {
     cache.addAll([row(1, [10, 1, 0, 0]), row(2, [10, 0, 1, 0]), row(3, [10, 0, 0, 1]), row(4, [10, -1, -1, -1])]);
     expect(cache.size).toBe(4);
     expect(cache.dimensions).toBe(4);
-    const code = cache.queryCode(unit([10, 1, 0, 0])) as Uint8Array;
+    const code = cache.queryCode(unit([10, 1, 0, 0])) as Uint32Array;
     expect(cache.distance(1, code)).toBe(0);
     expect(cache.distance(2, code)).toBeGreaterThan(0);
     expect(cache.distance(9, code)).toBeUndefined();
@@ -30,7 +30,7 @@ describe('vector cache (one bit per dimension)', () => {
   it('prunes entries that are no longer candidates and keeps the others\' codes', () => {
     const cache = new VectorCache('m', 2);
     cache.addAll([row(1, [1, 0, 0]), row(2, [0, 1, 0])]);
-    const code = cache.queryCode(unit([0, 1, 0])) as Uint8Array;
+    const code = cache.queryCode(unit([0, 1, 0])) as Uint32Array;
     const before = cache.distance(2, code);
     cache.pruneTo(new Set([2]));
     expect(cache.has(1)).toBe(false);
