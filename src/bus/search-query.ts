@@ -50,5 +50,11 @@ export function ftsMatchExpression(query: string): string {
   if (terms.length > MAX_QUERY_TERMS) {
     throw invalid('query', `has ${terms.length} words; use at most ${MAX_QUERY_TERMS} (every word must appear, so fewer, more specific words find more)`);
   }
-  return terms.map((t) => `"${t.text.replaceAll('"', '""')}"${t.prefix ? '*' : ''}`).join(' ');
+  return terms.map(termExpression).join(' ');
 }
+
+/** One term as an FTS5 phrase: quoted, inner quotes doubled, `*` after a prefix. */
+export function termExpression(term: SearchTerm): string {
+  return `"${term.text.replaceAll('"', '""')}"${term.prefix ? '*' : ''}`;
+}
+

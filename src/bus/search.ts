@@ -1,6 +1,7 @@
 /**
- * search: full-text (FTS5, bm25), semantic (brute-force cosine over memory
- * vectors) or both (reciprocal rank fusion), with filters and paging.
+ * search: full-text (FTS5 matches ranked by BM25 within windows of the newest
+ * matches, search-text-window.ts), semantic (cosine over memory vectors) or
+ * both (reciprocal rank fusion), with filters and paging.
  *
  * - Text search covers every stored message; semantic search covers live
  *   memory revisions that have a vector for the configured model. Tombstoned
@@ -14,18 +15,20 @@
  *   as ISO 8601 times, and `thread`: the message with that seq plus every
  *   message whose reply_to chain leads to it.
  * - Paging: `count` (default 100, at most 1000) and a result byte ceiling
- *   (`result_default_kib`, whole records); `continuation` is an offset into
- *   the ranking, which each page recomputes, so pages are consistent as long
- *   as the data does not change between them.
+ *   (`result_default_kib`, whole records); `continuation` is a position in
+ *   the ranking, which each page recomputes: text pages keep the window bound,
+ *   so messages sent between pages do not shift them; semantic and `both`
+ *   offsets are consistent as long as the memories do not change.
  */
 import * as v from 'valibot';
 import type { SqlValue } from '../db/driver.js';
 import { isEmbeddingError } from '../embeddings/embedding-error.js';
 import { createEmbeddingsClient, embeddingSettings, QUERY_TIMEOUT_MS } from '../embeddings/embeddings-client.js';
 import { storedDimensions } from '../embeddings/embedding-pass.js';
-import { rankVectors, type Ranked, type VectorCandidate } from '../embeddings/ranking.js';
+import { byScoreThenNewer, type Ranked } from '../embeddings/ranking.js';
 import { reciprocalRankFusion } from '../embeddings/reciprocal-rank-fusion.js';
-import { vectorCacheFor } from '../embeddings/vector-cache.js';
+import { vectorCacheFor, type StoredVector } from '../embeddings/vector-cache.js';
+import { decodeVector, dot } from '../embeddings/vector-codec.js';
 import type { BusContext } from './bus-context.js';
 import { requireChannel } from './channels.js';
 import { SeqField } from './envelope.js';
@@ -33,8 +36,10 @@ import { AsField, requireSession } from './identity.js';
 import { fitToCeiling, MESSAGE_COLUMNS, MessageOutput, toMessage, type Message, type MessageRow } from './message-row.js';
 import { ChannelNameField, DisplayNameField } from './names.js';
 import { NoticeOutput, type Notice } from './notice.js';
-import { decodeContinuation, encodeContinuation, searchFingerprint } from './search-continuation.js';
-import { ftsMatchExpression } from './search-query.js';
+import { decodeContinuation, encodeContinuation, searchFingerprint, type SearchPosition } from './search-continuation.js';
+import { liveMemorySeqs } from './live-memories.js';
+import { ftsMatchExpression, searchTerms, type SearchTerm } from './search-query.js';
+import { newestBound, textWindow, type FilterClause } from './search-text-window.js';
 import { invalid, parseInput } from './validate.js';
 
 export const SEARCH_MODES = ['text', 'semantic', 'both'] as const;
@@ -42,10 +47,12 @@ export type SearchMode = (typeof SEARCH_MODES)[number];
 export const SEARCH_DEFAULT_COUNT = 100;
 export const SEARCH_MAX_COUNT = 1000;
 export const QUERY_MAX_CHARS = 4096;
-/** In `both` mode, the best this many text matches take part in the fusion: fixed, so every page fuses the same lists. */
-export const FUSION_TEXT_DEPTH = 10_000;
 /** Vectors read per statement when filling the cache. */
 const VECTOR_LOAD_CHUNK = 5_000;
+/** Semantic candidates the int8 vectors re-rank, at least: the nearest by one-bit codes (the recall/speed trade: docs/performance.md). */
+export const BINARY_CANDIDATES = 4_000;
+/** Semantic candidates re-ranked with their exact stored vectors, at least. */
+export const RERANK_CANDIDATES = 200;
 /** Cached vectors beyond the live candidates tolerated before the cache is pruned. */
 const PRUNE_SLACK = 1_024;
 
@@ -168,7 +175,7 @@ export async function runSearch(ctx: BusContext, input: SearchQuery, check: () =
     until: filters.untilMs,
     thread: input.thread,
   });
-  const offset = input.continuation === undefined ? 0 : decodeContinuation(input.continuation, fingerprint);
+  const position: SearchPosition = input.continuation === undefined ? { offset: 0, bound: undefined } : decodeContinuation(input.continuation, fingerprint);
   // Checked before any request so a hopeless query fails fast; semantic alone needs no FTS words.
   let match = asked === 'semantic' ? undefined : ftsMatchExpression(input.query);
   if (asked === 'semantic' && input.query.trim() === '') throw invalid('query', 'is only whitespace; give the words to look for');
@@ -192,29 +199,51 @@ export async function runSearch(ctx: BusContext, input: SearchQuery, check: () =
     check();
     const wanted = input.count + 1;
     const clause = filterSql(filters, filters.thread === undefined ? undefined : threadMembers(ctx, filters.thread));
-    let page: Ranked[];
+    const terms = match === undefined ? [] : searchTerms(input.query);
+    let page: Positioned[];
     if (mode === 'text') {
-      page = textRanking(ctx, match as string, clause, wanted, offset);
-    } else if (mode === 'semantic') {
-      page = semanticRanking(ctx, queryVector as Float32Array, model, clause).slice(offset, offset + wanted);
+      page = textPage(ctx, terms, clause, position, wanted);
     } else {
-      const fused = reciprocalRankFusion([
-        textRanking(ctx, match as string, clause, FUSION_TEXT_DEPTH, 0),
-        semanticRanking(ctx, queryVector as Float32Array, model, clause),
-      ]);
-      page = fused.slice(offset, offset + wanted);
+      const bound = position.bound ?? (mode === 'both' ? newestBound(ctx) : undefined);
+      const semantic = semanticRanking(ctx, queryVector as Float32Array, model, clause, position.offset + wanted);
+      const ranking = mode === 'semantic' ? semantic : reciprocalRankFusion([textWindow(ctx, terms, clause, bound as number).ranked, semantic]);
+      page = ranking.slice(position.offset, position.offset + wanted).map((ranked, i) => ({ ranked, at: { offset: position.offset + i, bound } }));
     }
-    const hits = loadHits(ctx, page.slice(0, input.count));
+    const hits = loadHits(ctx, page.slice(0, input.count).map((p) => p.ranked));
     const fitted = fitToCeiling(hits, ctx.config.result_default_kib * 1024);
-    const more = page.length > input.count || fitted.truncated;
-    ctx.log.debug('search', { mode, results: fitted.messages.length, offset });
+    const next = page[fitted.messages.length];
+    ctx.log.debug('search', { mode, results: fitted.messages.length, offset: position.offset });
     return {
       results: fitted.messages as SearchHit[],
-      continuation: more ? encodeContinuation(offset + fitted.messages.length, fingerprint) : null,
+      continuation: next === undefined ? null : encodeContinuation(next.at, fingerprint),
       mode,
       notices,
     };
   });
+}
+
+/** A ranked result and the position it holds (what a continuation starting at it says). */
+interface Positioned {
+  /** The result. */
+  readonly ranked: Ranked;
+  /** Its position in the ranking. */
+  readonly at: SearchPosition;
+}
+
+/** Up to `wanted` text results from `start` on, across as many windows as that takes. */
+function textPage(ctx: BusContext, terms: readonly SearchTerm[], clause: FilterClause, start: SearchPosition, wanted: number): Positioned[] {
+  const page: Positioned[] = [];
+  let bound: number | undefined = start.bound ?? newestBound(ctx);
+  let offset = start.offset;
+  while (bound !== undefined && page.length < wanted) {
+    const window = textWindow(ctx, terms, clause, bound);
+    for (let i = offset; i < window.ranked.length && page.length < wanted; i++) {
+      page.push({ ranked: window.ranked[i] as Ranked, at: { offset: i, bound } });
+    }
+    bound = window.next;
+    offset = 0;
+  }
+  return page;
 }
 
 function parseFilters(ctx: BusContext, input: SearchQuery): Filters {
@@ -228,8 +257,6 @@ function parseFilters(ctx: BusContext, input: SearchQuery): Filters {
   if (input.channel !== undefined) requireChannel(ctx, input.channel);
   return { channel: input.channel, sender: input.sender, sinceMs, untilMs, thread: input.thread };
 }
-
-type FilterClause = ReturnType<typeof filterSql>;
 
 type Embedded = { ok: true; vector: Float32Array } | { ok: false; reason: string };
 
@@ -269,7 +296,7 @@ function threadMembers(ctx: BusContext, root: number): number[] {
 }
 
 /** SQL conditions (each starting with AND) over `messages m` for the filters, and their parameters. */
-function filterSql(filters: Filters, threadSeqs: readonly number[] | undefined): { where: string; params: SqlValue[] } {
+function filterSql(filters: Filters, threadSeqs: readonly number[] | undefined): FilterClause {
   const conditions: string[] = [];
   const params: SqlValue[] = [];
   if (filters.channel !== undefined) {
@@ -295,46 +322,63 @@ function filterSql(filters: Filters, threadSeqs: readonly number[] | undefined):
   return { where: conditions.map((c) => ` AND ${c}`).join(''), params };
 }
 
-function textRanking(ctx: BusContext, match: string, f: FilterClause, limit: number, offset: number): Ranked[] {
-  const rows = ctx.db.all<{ seq: number; rank: number }>(
-    `SELECT m.seq AS seq, messages_fts.rank AS rank
-       FROM messages_fts JOIN messages m ON m.seq = messages_fts.rowid
-      WHERE messages_fts MATCH ? AND m.tombstone = 0${f.where}
-      ORDER BY messages_fts.rank, m.seq DESC LIMIT ? OFFSET ?`,
-    [match, ...f.params, limit, offset],
-  );
-  // bm25 is lower-is-better and negative; flip it so every mode's score is higher-is-better.
-  return rows.map((r) => ({ seq: r.seq, score: -r.rank }));
+/**
+ * Live memory revisions nearest to `query`, best first, in three passes:
+ * every live memory's one-bit-per-dimension code against the query's
+ * (Hamming distance), the nearest BINARY_CANDIDATES of those by their int8
+ * vectors, and the best max(RERANK_CANDIDATES, 2 x depth) of those by the
+ * exact cosine of their stored vectors (vector-cache.ts). `depth` is how far
+ * the caller reads.
+ */
+function semanticRanking(ctx: BusContext, query: Float32Array, model: string, f: FilterClause, depth: number): Ranked[] {
+  const seqs = liveMemorySeqs(ctx, f);
+  const cache = vectorCacheFor(ctx.db, model);
+  // Not cached: never seen by this process, or not embedded yet (the backlog, probed again each query).
+  const missing = seqs.filter((seq) => !cache.has(seq));
+  for (let i = 0; i < missing.length; i += VECTOR_LOAD_CHUNK) cache.addAll(storedVectors(ctx, model, missing.slice(i, i + VECTOR_LOAD_CHUNK)));
+  if (cache.size > seqs.length + PRUNE_SLACK) cache.pruneTo(new Set(seqs));
+  const code = cache.queryCode(query);
+  if (code === undefined) return [];
+  const exact = Math.max(RERANK_CANDIDATES, 2 * depth);
+  const near = nearestCodes(seqs, (seq) => cache.distance(seq, code), Math.max(BINARY_CANDIDATES, 4 * exact));
+  const approximate = near
+    .map((seq) => ({ seq, score: cache.approximateScore(seq, query) ?? Infinity }))
+    .sort(byScoreThenNewer)
+    .slice(0, exact);
+  const ranked: Ranked[] = [];
+  for (const row of storedVectors(ctx, model, approximate.map((r) => r.seq))) {
+    if (row.vector.byteLength === query.length * 4) ranked.push({ seq: row.seq, score: dot(query, decodeVector(row.vector)) });
+  }
+  return ranked.sort(byScoreThenNewer);
 }
 
-function semanticRanking(ctx: BusContext, query: Float32Array, model: string, f: FilterClause): Ranked[] {
-  // Live memory revisions from the messages index alone: touching `embeddings` rows would read every
-  // vector's page (a row is mostly its BLOB), which is most of the cost the cache exists to avoid.
-  const seqs = ctx.db
-    .all<{ seq: number }>(
-      `SELECT m.seq AS seq FROM messages m
-        WHERE m.memory_id IS NOT NULL AND m.tombstone = 0${f.where}`,
-      f.params,
-    )
-    .map((r) => r.seq);
-  const cache = vectorCacheFor(ctx.db, model);
-  const candidates: { seq: number; vector: Float32Array }[] = [];
-  const missing: number[] = [];
-  for (const seq of seqs) {
-    const vector = cache.get(seq);
-    if (vector === undefined) missing.push(seq);
-    else candidates.push({ seq, vector });
+/**
+ * The `wanted` seqs with the smallest distance (a counting selection: the
+ * distances are small integers), plus every seq without a code (beyond the
+ * cache's cap, or without a vector yet: their vectors are looked up exactly).
+ */
+function nearestCodes(seqs: readonly number[], distance: (seq: number) => number | undefined, wanted: number): number[] {
+  const distances = seqs.map(distance);
+  const histogram: number[] = [];
+  for (const d of distances) if (d !== undefined) histogram[d] = (histogram[d] ?? 0) + 1;
+  let threshold = -1;
+  for (let d = 0, seen = 0; d < histogram.length && seen < wanted; d++) {
+    seen += histogram[d] ?? 0;
+    threshold = d;
   }
-  // Not cached: never seen by this process, or not embedded yet (the backlog, probed again each query).
-  for (let i = 0; i < missing.length; i += VECTOR_LOAD_CHUNK) {
-    const rows = ctx.db.all<VectorCandidate>(
-      'SELECT seq, vector FROM embeddings WHERE model = ? AND seq IN (SELECT value FROM json_each(?))',
-      [model, JSON.stringify(missing.slice(i, i + VECTOR_LOAD_CHUNK))],
-    );
-    for (const row of rows) candidates.push({ seq: row.seq, vector: cache.add(row.seq, row.vector) });
-  }
-  if (cache.size > seqs.length + PRUNE_SLACK) cache.pruneTo(new Set(seqs));
-  return rankVectors(query, candidates);
+  const out: number[] = [];
+  let atThreshold = wanted - distances.filter((d) => d !== undefined && d < threshold).length;
+  distances.forEach((d, i) => {
+    if (d === undefined || d < threshold || (d === threshold && atThreshold-- > 0)) out.push(seqs[i] as number);
+  });
+  return out;
+}
+
+function storedVectors(ctx: BusContext, model: string, seqs: readonly number[]): StoredVector[] {
+  return ctx.db.all<StoredVector>('SELECT seq, vector FROM embeddings WHERE model = ? AND seq IN (SELECT value FROM json_each(?))', [
+    model,
+    JSON.stringify(seqs),
+  ]);
 }
 
 function loadHits(ctx: BusContext, page: readonly Ranked[]): SearchHit[] {

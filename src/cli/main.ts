@@ -102,13 +102,14 @@ const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   },
   doctor: {
     usage: 'doctor',
-    describe: `Check the config, data directory permissions, file system and free disk, the database's lock protocol, integrity and -wal, and stale locks: those of dead processes, and those of processes in another container or sandbox whose lease expired; offers to clear (or revoke) only those (--fix does so without asking). Exits 1 when a problem remains. ${EXIT_TEXT}`,
+    describe: `Check the config, data directory permissions, file system and free disk, the database's lock protocol, integrity (the bus tables; every page with --full) and -wal, and stale locks: those of dead processes, and those of processes in another container or sandbox whose lease expired; offers to clear (or revoke) only those (--fix does so without asking). Exits 1 when a problem remains. ${EXIT_TEXT}`,
     options: [
       CONFIG_OPTION,
       { flag: '--json', description: 'Print one JSON object {ok, checks: [{name, status, message}]} instead of text', boolean: true },
       { flag: '--fix', description: 'Clear stale locks of dead processes, and revoke expired leases, without asking', boolean: true },
+      { flag: '--full', description: 'Check every page (PRAGMA integrity_check: seconds per hundred MiB) instead of the quick check of the bus tables', boolean: true },
     ],
-    examples: ['doctor', 'doctor --json', 'doctor --fix'],
+    examples: ['doctor', 'doctor --json', 'doctor --full', 'doctor --fix'],
     load: async () => (await import('./entries/doctor.js')).run,
   },
   backup: {

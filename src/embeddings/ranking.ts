@@ -35,20 +35,6 @@ export function rankByDotProduct(query: Float32Array, candidates: Iterable<Vecto
   return ranked;
 }
 
-/**
- * Candidates given as decoded vectors, best first, ties to the newer row;
- * vectors of another dimension are skipped.
- */
-export function rankVectors(query: Float32Array, candidates: Iterable<{ readonly seq: number; readonly vector: Float32Array }>): Ranked[] {
-  const ranked: Ranked[] = [];
-  for (const c of candidates) {
-    if (c.vector.length !== query.length) continue;
-    ranked.push({ seq: c.seq, score: dot(query, c.vector) });
-  }
-  ranked.sort(byScoreThenNewer);
-  return ranked;
-}
-
 /** Best score first; equal scores put the higher (newer) seq first so order is total and stable. */
 export function byScoreThenNewer(a: Ranked, b: Ranked): number {
   return b.score - a.score || b.seq - a.seq;

@@ -131,6 +131,26 @@ describe('agentbus doctor', () => {
     expect(existsSync(`${db}.setup-lock/owner`)).toBe(true);
   });
 
+  it('checks the bus tables by default and every page with --full: a damaged messages page only --full finds', async () => {
+    const dir = tempDir();
+    await createdBus(dir);
+    const { db } = await openTestDatabase(dir);
+    const root = db.get<{ rootpage: number }>("SELECT rootpage FROM sqlite_schema WHERE name = 'messages'")?.rootpage as number;
+    db.close();
+    const copy = tempDir();
+    prepareCliDir(copy);
+    const file = join(copy, 'agentbus.db');
+    copyFileSync(join(dir, 'agentbus.db'), file);
+    const fd = openSync(file, 'r+');
+    writeSync(fd, Buffer.alloc(512, 0xa5), 0, 512, (root - 1) * 4096);
+    closeSync(fd);
+    const quick = await runCli(copy, ['doctor', '--json']);
+    expect(doctorCheck(jsonOf(quick), 'integrity').status).toBe('ok');
+    const full = await runCli(copy, ['doctor', '--json', '--full']);
+    expect(full.code).toBe(1);
+    expect(doctorCheck(jsonOf(full), 'integrity').status).toBe('problem');
+  });
+
   it('reports a corrupted copy as an integrity problem, exit 1', async () => {
     const dir = tempDir();
     await createdBus(dir);

@@ -1,0 +1,321 @@
+#!/usr/bin/env node
+// Costs as the bus grows: one bus grown to each of --sizes messages (bulk
+// inserts through the native driver in 50,000-row transactions), and one of
+// --memories memories with 768-dimension vectors; at each size, with each
+// driver on the same file (a copy converted to the portable protocol for
+// wasm), p50 and p99 of text search (a rare word, two common words, a
+// phrase), status (the report, in process), history and receive, and for the
+// memories semantic search, `both` and recall@10 against exact brute force.
+//   npm run build && node scripts/bench-scale.js [--sizes 10000,100000,1000000] [--memories 10000,100000] [--drivers native,wasm] [--runs N]
+// Aims per driver: text p50 <= 20 ms at 1M messages; semantic p50 <= 50 ms at 100k x 768 with recall@10 >= 0.95; status <= 200 ms at 1M.
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import * as v from 'valibot';
+import { flag } from './bench-args.js';
+
+const { openDatabase } = await import('../dist/src/db/open-database.js');
+const { ConfigFileSchema } = await import('../dist/src/config.js');
+const { register } = await import('../dist/src/bus/identity.js');
+const { subscribe } = await import('../dist/src/bus/channels.js');
+const { search } = await import('../dist/src/bus/search.js');
+const { send } = await import('../dist/src/bus/send.js');
+const { history } = await import('../dist/src/bus/history.js');
+const { receive } = await import('../dist/src/bus/receive.js');
+const { readReport } = await import('../dist/src/cli/status-command.js');
+const { encodeVector, normalizeVector, decodeVector, dot } = await import('../dist/src/embeddings/vector-codec.js');
+const { createMemoryLogger } = await import('../dist/src/log.js');
+const { systemClock } = await import('../dist/src/clock.js');
+
+const sizes = flag('sizes', '10000,100000,1000000').split(',').filter(Boolean).map(Number);
+const memorySizes = flag('memories', '10000,100000').split(',').filter(Boolean).map(Number);
+const drivers = flag('drivers', 'native,wasm').split(',');
+const runsFlag = flag('runs', undefined);
+const DIMS = 768;
+const MODEL = 'bench-model';
+const CHUNK = 50_000;
+const BIN = new URL('../bin/agentbus.js', import.meta.url).pathname;
+
+// A deterministic generator so every run builds and searches the same data.
+const generator = (seed) => () => {
+  seed = (seed + 0x6d2b79f5) | 0;
+  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+};
+const random = generator(42);
+const VOCABULARY = Array.from({ length: 20000 }, (_, i) => `w${i.toString(36)}${'abcdefghij'[i % 10]}`);
+// Zipf-like: low indexes are common words (w0a is in about half the messages), high ones rare.
+const RANK = new Map(VOCABULARY.map((w, i) => [w, i]));
+const word = (r = random) => VOCABULARY[Math.floor(VOCABULARY.length * r() ** 3)];
+const sentence = (n, r = random) => Array.from({ length: n }, () => word(r)).join(' ');
+
+// Real-looking vectors: a text's vector is the normalized weighted sum of its words' fixed
+// pseudo-random Gaussian vectors (rarer words weigh more) plus one direction every text shares,
+// as real embeddings share one. Memories are written about topics (each a set of 40 words), so
+// vectors cluster by topic and overlap through shared and common words.
+const wordVectors = new Map();
+function wordVector(w) {
+  let vec = wordVectors.get(w);
+  if (vec === undefined) {
+    let h = 2166136261;
+    for (const c of w) h = Math.imul(h ^ c.charCodeAt(0), 16777619);
+    const r = generator(h);
+    vec = new Float32Array(DIMS);
+    for (let i = 0; i < DIMS; i += 2) {
+      const a = Math.sqrt(-2 * Math.log(r() + 1e-12));
+      vec[i] = a * Math.cos(2 * Math.PI * r());
+      if (i + 1 < DIMS) vec[i + 1] = a * Math.sin(2 * Math.PI * r());
+    }
+    wordVectors.set(w, vec);
+  }
+  return vec;
+}
+const SHARED = wordVector('the shared direction of every text');
+function embedText(text) {
+  const sum = new Float32Array(DIMS);
+  const words = text.split(' ');
+  for (const w of words) {
+    const weight = Math.log(2 + (RANK.get(w) ?? 20000)) / 10;
+    const wv = wordVector(w);
+    for (let i = 0; i < DIMS; i++) sum[i] += weight * wv[i];
+  }
+  const shared = 0.6 * Math.sqrt(words.length);
+  for (let i = 0; i < DIMS; i++) sum[i] += shared * SHARED[i];
+  return normalizeVector(sum);
+}
+const TOPICS = Array.from({ length: 400 }, () => Array.from({ length: 40 }, () => VOCABULARY[Math.floor(random() * VOCABULARY.length)]));
+function topicText(r, length) {
+  const topic = TOPICS[Math.floor(r() * TOPICS.length)];
+  const other = TOPICS[Math.floor(r() * TOPICS.length)];
+  return Array.from({ length }, () => {
+    const x = r();
+    return x < 0.5 ? topic[Math.floor(r() * 40)] : x < 0.65 ? other[Math.floor(r() * 40)] : word(r);
+  }).join(' ');
+}
+
+function percentile(sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+async function measure(runs, fn) {
+  for (let i = 0; i < Math.min(3, runs); i++) await fn(i); // warm the statement cache and the page cache
+  const times = [];
+  for (let i = 0; i < runs; i++) {
+    const start = performance.now();
+    await fn(i);
+    times.push(performance.now() - start);
+  }
+  times.sort((a, b) => a - b);
+  return { p50: percentile(times, 50), p99: percentile(times, 99), runs };
+}
+
+async function startEndpoint() {
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      const input = JSON.parse(body).input;
+      const text = Array.isArray(input) ? input[0] : input;
+      const reply = JSON.stringify({ data: [{ index: 0, embedding: Array.from(embedText(text)) }] });
+      res.writeHead(200, { 'content-type': 'application/json' }).end(reply);
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${server.address().port}/v1/embeddings`, close: () => new Promise((r) => server.close(r)) };
+}
+
+function busContext(db, dir, driver, endpoint) {
+  const config = {
+    ...v.parse(ConfigFileSchema, {}),
+    data_directory: dir,
+    driver,
+    embedding_api_key_file: undefined,
+    embedding_endpoint: endpoint,
+    embedding_model: endpoint === undefined ? undefined : MODEL,
+    configPath: join(dir, 'config.json'),
+    configFileFound: false,
+  };
+  return { db, config, clock: systemClock, log: createMemoryLogger('info'), owner: 'bench', processIdentity: undefined, defaultContext: 'bench' };
+}
+
+/** Grows the bus to `target` messages in `channel` (kind memory: with vectors). */
+function grow(db, channel, memory, target) {
+  const have = db.get('SELECT count(*) AS n FROM messages WHERE channel = ?', [channel]).n;
+  const start = performance.now();
+  const now = Date.now();
+  for (let done = have; done < target; ) {
+    const chunk = Math.min(CHUNK, target - done);
+    db.transaction(() => {
+      for (let i = 0; i < chunk; i++) {
+        const content = memory ? topicText(random, 10 + Math.floor(random() * 20)) : sentence(12 + Math.floor(random() * 20));
+        const { lastInsertRowid: seq } = db.run(
+          `INSERT INTO messages (channel, sender, context, created_at, type, content, bytes) VALUES (?, 'bench', 'bench', ?, 'message', ?, ?)`,
+          [channel, now - (target - done - i) * 100, content, content.length],
+        );
+        if (memory) {
+          db.run('UPDATE messages SET memory_id = seq, revision = 1 WHERE seq = ?', [seq]);
+          db.run('INSERT INTO embeddings (seq, model, vector) VALUES (?, ?, ?)', [seq, MODEL, encodeVector(embedText(content))]);
+        }
+      }
+    });
+    done += chunk;
+  }
+  // What the tick does for a live bus: merge full FTS levels.
+  while (true) {
+    const before = db.get('SELECT total_changes() AS n').n;
+    db.run("INSERT INTO messages_fts (messages_fts, rank) VALUES ('merge', 500)");
+    if (db.get('SELECT total_changes() AS n').n - before < 2) break;
+  }
+  return performance.now() - start;
+}
+
+/** A copy of the bus for `driver`: the file itself for native, a copy converted to the portable protocol for wasm. */
+function fileFor(dir, driver) {
+  if (driver === 'native') return dir;
+  const copy = mkdtempSync(join(tmpdir(), 'agentbus-bench-scale-wasm-'));
+  copyFileSync(join(dir, 'agentbus.db'), join(copy, 'agentbus.db'));
+  const run = spawnSync(process.execPath, [BIN, 'convert', '--to', 'portable'], { env: { ...process.env, AGENTBUS_DATA_DIR: copy }, encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`convert failed: ${run.stderr}`);
+  return copy;
+}
+
+/** Exact top 10 by brute force over every stored vector, read in seq ranges. */
+function exactTop(db, query, k) {
+  const top = [];
+  for (let lo = 0; ; lo += 10000) {
+    const rows = db.all('SELECT seq, vector FROM embeddings WHERE seq >= ? AND seq < ?', [lo, lo + 10000]);
+    const more = db.get('SELECT 1 AS x FROM embeddings WHERE seq >= ? LIMIT 1', [lo + 10000]);
+    for (const r of rows) top.push({ seq: r.seq, score: dot(query, decodeVector(r.vector)) });
+    top.sort((a, b) => b.score - a.score || b.seq - a.seq);
+    top.length = Math.min(top.length, k);
+    if (more === undefined) break;
+  }
+  return top.map((t) => t.seq);
+}
+
+const rows = [];
+const record = (driver, size, name, r, extra = '') => rows.push({ driver, size, name, ...r, extra });
+const runsFor = (size) => Number(runsFlag ?? (size >= 1_000_000 ? 15 : 30));
+
+async function measureMessages(driver, dir, size) {
+  const { db } = await openDatabase({ dataDir: dir, driver });
+  try {
+    const ctx = busContext(db, dir, driver, undefined);
+    const as = register(ctx, { name: 'bench' }).display_name;
+    const reader = register(ctx, { name: 'reader' }).display_name;
+    subscribe(ctx, { as: reader, channel: 'general' });
+    const runs = runsFor(size);
+    const text = {
+      'text, rare word': (i) => VOCABULARY[12000 + i],
+      'text, two common words': (i) => `${VOCABULARY[i % 2]} ${VOCABULARY[2 + (i % 3)]}`,
+      'text, phrase': (i) => `"${VOCABULARY[i % 2]} ${VOCABULARY[2 + (i % 3)]}"`,
+    };
+    for (const [name, q] of Object.entries(text)) record(driver, size, name, await measure(runs, (i) => search(ctx, { as, query: q(i), mode: 'text', count: 100 })));
+    const version = db.get('SELECT max(version) AS v FROM schema_migrations').v;
+    record(driver, size, 'status (report)', await measure(runs, () => readReport(db, ctx.config, systemClock, version)));
+    record(driver, size, 'history, 50 newest', await measure(runs, () => history(ctx, { as, channel: 'general', count: 50 })));
+    let token;
+    record(
+      driver,
+      size,
+      'send + receive',
+      await measure(runs, async (i) => {
+        await send(ctx, { as, channel: 'general', content: `fresh message ${i}` });
+        const got = await receive(ctx, { as: reader, ...(token ? { ack: token } : {}), wait_seconds: 0 });
+        token = got.batch_token ?? undefined;
+      }),
+    );
+  } finally {
+    db.close();
+  }
+  // status as a person runs it: a process, Node start-up included.
+  const times = [];
+  for (let i = 0; i < 5; i++) {
+    const start = performance.now();
+    const run = spawnSync(process.execPath, [BIN, 'status', '--json'], { env: { ...process.env, AGENTBUS_DATA_DIR: dir, AGENTBUS_DRIVER: driver }, encoding: 'utf8' });
+    if (run.status !== 0) throw new Error(`status failed: ${run.stderr}`);
+    times.push(performance.now() - start);
+  }
+  times.sort((a, b) => a - b);
+  record(driver, size, '`agentbus status --json` process', { p50: times[2], p99: times[4], runs: 5 });
+}
+
+async function measureMemories(driver, dir, size, endpoint) {
+  const { db } = await openDatabase({ dataDir: dir, driver });
+  try {
+    const ctx = busContext(db, dir, driver, endpoint.url);
+    const as = register(ctx, { name: 'bench' }).display_name;
+    const runs = runsFor(size);
+    const queryRandom = generator(7);
+    const queries = Array.from({ length: runs + 3 }, () => topicText(queryRandom, 6 + Math.floor(queryRandom() * 6)));
+    const first = performance.now();
+    await search(ctx, { as, query: queries[0], mode: 'semantic', count: 10 });
+    const coldMs = performance.now() - first;
+    record(driver, size, 'semantic', await measure(runs, (i) => search(ctx, { as, query: queries[i], mode: 'semantic', count: 100 })), `first query (fills the cache) ${coldMs.toFixed(0)} ms`);
+    record(driver, size, 'both', await measure(runs, (i) => search(ctx, { as, query: queries[i], mode: 'both', count: 100 })));
+    let hits = 0;
+    const checked = Math.min(20, queries.length);
+    for (let i = 0; i < checked; i++) {
+      const found = (await search(ctx, { as, query: queries[i], mode: 'semantic', count: 10 })).results.map((r) => r.seq);
+      const exact = new Set(exactTop(db, embedText(queries[i]), 10));
+      hits += found.filter((s) => exact.has(s)).length;
+    }
+    const rss = process.memoryUsage().rss / 2 ** 20;
+    record(driver, size, 'recall@10 vs exact', { p50: hits / (checked * 10), p99: NaN, runs: checked }, `rss ${rss.toFixed(0)} MiB`);
+  } finally {
+    db.close();
+  }
+}
+
+// --keep DIR: grow (or reuse) the buses in DIR/messages and DIR/memories and leave them there.
+const keep = flag('keep', undefined);
+const messagesDir = keep === undefined ? mkdtempSync(join(tmpdir(), 'agentbus-bench-scale-')) : join(keep, 'messages');
+const memoriesDir = keep === undefined ? mkdtempSync(join(tmpdir(), 'agentbus-bench-scale-mem-')) : join(keep, 'memories');
+const endpoint = await startEndpoint();
+try {
+  for (const size of sizes) {
+    const { db } = await openDatabase({ dataDir: messagesDir, driver: 'native' });
+    const ms = grow(db, 'general', false, size);
+    db.close();
+    console.error(`grew to ${size} messages in ${(ms / 1000).toFixed(1)} s`);
+    for (const driver of drivers) {
+      const dir = fileFor(messagesDir, driver);
+      try {
+        await measureMessages(driver, dir, size);
+      } finally {
+        if (dir !== messagesDir) rmSync(dir, { recursive: true, force: true });
+      }
+    }
+  }
+  for (const size of memorySizes) {
+    const { db } = await openDatabase({ dataDir: memoriesDir, driver: 'native' });
+    const ms = grow(db, 'memory', true, size);
+    db.close();
+    console.error(`grew to ${size} memories in ${(ms / 1000).toFixed(1)} s`);
+    for (const driver of drivers) {
+      const dir = fileFor(memoriesDir, driver);
+      try {
+        await measureMemories(driver, dir, size, endpoint);
+      } finally {
+        if (dir !== memoriesDir) rmSync(dir, { recursive: true, force: true });
+      }
+    }
+  }
+} finally {
+  await endpoint.close();
+  if (keep === undefined) {
+    rmSync(messagesDir, { recursive: true, force: true });
+    rmSync(memoriesDir, { recursive: true, force: true });
+  }
+}
+
+const load = loadavg().map((x) => x.toFixed(1)).join(' ');
+console.log(`node ${process.version}, ${cpus().length} cpus, load average ${load}, ${DIMS} dimensions, search count 100`);
+console.log(`${'driver'.padEnd(7)} ${'size'.padStart(8)}  ${'benchmark'.padEnd(34)} ${'p50'.padStart(9)} ${'p99'.padStart(9)}  runs`);
+const fmt = (x) => (Number.isNaN(x) ? '' : x < 1.5 && x > 0 && x <= 1 ? x.toFixed(3) : x.toFixed(1)).padStart(9);
+for (const r of rows) console.log(`${r.driver.padEnd(7)} ${String(r.size).padStart(8)}  ${r.name.padEnd(34)} ${fmt(r.p50)} ${fmt(r.p99)}  ${r.runs} ${r.extra}`);
+console.log('ms, wall time of the whole call in process unless named a process; recall is the share of the exact top 10 found.');

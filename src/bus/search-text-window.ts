@@ -1,0 +1,99 @@
+/**
+ * Text ranking in windows of the newest matches, so a search costs the same
+ * whether a word is in ten messages or in half a million.
+ *
+ * The ranking a search pages through: the newest TEXT_WINDOW matches (after
+ * the filters) ordered by relevance (search-relevance.ts), ties to the newer
+ * message; then the next TEXT_WINDOW older matches, by relevance; and so on.
+ * A window is named by its bound: every match below that seq belongs to it or
+ * an older window, so a continuation that carries the bound reads the same
+ * window again even when newer messages arrived in between.
+ *
+ * Matches are found by walking seq ranges downwards from the bound
+ * (`rowid >= lo AND rowid < hi`, which FTS5 seeks to through its doclist
+ * index, in its natural ascending order: descending order would make it load
+ * every term's whole doclist), each range sized from the density of matches
+ * in the ranges read so far.
+ */
+import type { SqlValue } from '../db/driver.js';
+import type { Ranked } from '../embeddings/ranking.js';
+import { byScoreThenNewer } from '../embeddings/ranking.js';
+import type { BusContext } from './bus-context.js';
+import { bm25Scores, inverseDocumentFrequency, termPatterns, type ScoredInput } from './search-relevance.js';
+import { termExpression, type SearchTerm } from './search-query.js';
+
+/** Matches ranked together: relevance decides within a window, recency between windows. */
+export const TEXT_WINDOW = 500;
+/** Term weights (IDF) are estimated over this many of the newest seqs below the window's bound. */
+export const IDF_SAMPLE_SEQS = 10_000;
+/** A range read after an empty one is at most this many times longer. */
+const MAX_RANGE_GROWTH = 16;
+
+/** SQL conditions over `messages m`, each starting with AND, and their parameters. */
+export interface FilterClause {
+  /** Conditions, each starting with ` AND `. */
+  readonly where: string;
+  /** Their parameters in order. */
+  readonly params: readonly SqlValue[];
+}
+
+/** One window of the ranking. */
+export interface TextWindow {
+  /** The window's matches, best first. */
+  readonly ranked: Ranked[];
+  /** The bound of the next (older) window; undefined when this is the oldest. */
+  readonly next: number | undefined;
+}
+
+/** The seq above every message: the bound of the newest window. */
+export function newestBound(ctx: BusContext): number {
+  return (ctx.db.get<{ s: number | null }>('SELECT max(seq) AS s FROM messages')?.s ?? 0) + 1;
+}
+
+/** The window of matches of `terms` (all must appear) below seq `bound`, ranked. */
+export function textWindow(ctx: BusContext, terms: readonly SearchTerm[], f: FilterClause, bound: number, size = TEXT_WINDOW): TextWindow {
+  const match = terms.map(termExpression).join(' ');
+  const found: ScoredInput[] = [];
+  let hi = bound;
+  let span = size;
+  let scanned = 0;
+  while (found.length < size && hi > 0) {
+    const lo = Math.max(0, hi - span);
+    const rows = ctx.db.all<ScoredInput>(
+      `SELECT m.seq AS seq, m.content AS content
+         FROM messages_fts CROSS JOIN messages m ON m.seq = messages_fts.rowid
+        WHERE messages_fts MATCH ? AND messages_fts.rowid >= ? AND messages_fts.rowid < ? AND m.tombstone = 0${f.where}`,
+      [match, lo, hi, ...f.params],
+    );
+    for (let i = rows.length - 1; i >= 0; i--) found.push(rows[i] as ScoredInput);
+    scanned += hi - lo;
+    hi = lo;
+    const density = found.length / scanned;
+    const wanted = density > 0 ? Math.ceil(((size - found.length) / density) * 1.25) : Infinity;
+    span = Math.max(size, Math.min(span * MAX_RANGE_GROWTH, wanted));
+  }
+  const window = found.slice(0, size);
+  const patterns = termPatterns(terms);
+  const scores = bm25Scores(window, patterns, termWeights(ctx, terms, bound));
+  const ranked = window.map((d, i) => ({ seq: d.seq, score: scores[i] as number })).sort(byScoreThenNewer);
+  const oldest = window.at(-1);
+  return { ranked, next: found.length >= size && oldest !== undefined && oldest.seq > 1 ? oldest.seq : undefined };
+}
+
+/**
+ * One IDF per term from the newest IDF_SAMPLE_SEQS seqs below `bound`. A
+ * single term needs none: every match holds it, so its weight orders nothing.
+ */
+function termWeights(ctx: BusContext, terms: readonly SearchTerm[], bound: number): number[] {
+  if (terms.length < 2) return terms.map(() => 1);
+  const lo = Math.max(0, bound - IDF_SAMPLE_SEQS);
+  return terms.map((term) => {
+    const n =
+      ctx.db.get<{ n: number }>('SELECT count(*) AS n FROM messages_fts WHERE messages_fts MATCH ? AND rowid >= ? AND rowid < ?', [
+        termExpression(term),
+        lo,
+        bound,
+      ])?.n ?? 0;
+    return inverseDocumentFrequency(n, bound - lo);
+  });
+}
