@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RegisterOutput } from '../../src/bus/identity.js';
 import { readFileState } from '../../src/db/file-header.js';
+import { defaultMigrationsDir, loadMigrations } from '../../src/db/migrations.js';
 import { databasePath } from '../../src/db/open-database.js';
 import { OPEN_RETRY_GAP_MS } from '../../src/mcp/bus-process.js';
 import { waitForPidExit } from '../cli/cli-process.js';
@@ -144,19 +145,18 @@ describe('another process in the way', () => {
 
   it('a migration that waits longer than the busy timeout for the write lock is tried again, not fatal', async () => {
     const data = tempDir();
-    await usedBus(data);
-    // Back to schema 7: migration 0008 is pending again for the next server.
-    const { db } = await openTestDatabase(data);
-    db.exec('ALTER TABLE reservations DROP COLUMN expires_mono; ALTER TABLE reservations DROP COLUMN clock_domain');
-    db.run('DELETE FROM schema_migrations WHERE version = 8');
-    // Another process inside a long write: the migration's BEGIN IMMEDIATE waits the busy timeout, then gives up.
+    // A bus one release behind: made with every migration but the newest, which is pending for the next server.
+    const migrations = loadMigrations(defaultMigrationsDir());
+    const older = tempDir();
+    for (const m of migrations.slice(0, -1)) copyFileSync(join(defaultMigrationsDir(), m.name), join(older, m.name));
+    const { db } = await openTestDatabase(data, { migrationsDir: older });
     db.exec('BEGIN IMMEDIATE');
     db.run("UPDATE sessions SET context = context WHERE sender = 'Alice'");
     const server = await startMcp(data);
     await refusedTwice(server, 'database_in_use', true);
     db.exec('COMMIT');
     await worksAgain(server);
-    expect(db.all<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version').at(-1)?.version).toBe(8);
+    expect(db.all<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version').at(-1)?.version).toBe(migrations.at(-1)?.version);
     db.close();
   }, 60_000);
 });
