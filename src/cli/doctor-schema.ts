@@ -16,10 +16,10 @@ export async function checkSchema(path: string): Promise<Check> {
   try {
     schema = await peekSchema(path);
   } catch (error) {
-    if (!(error instanceof DbError)) throw error;
     // A newer schema or an edited migration: what opening would refuse, with what to do.
-    if (error.code === 'schema_newer' || error.code === 'migration_edited') return { name: 'schema', status: 'problem', message: error.message };
-    return { name: 'schema', status: 'warn', message: `not checked: ${error.message}` };
+    if (error instanceof DbError && (error.code === 'schema_newer' || error.code === 'migration_edited')) return { name: 'schema', status: 'problem', message: error.message };
+    // Anything else (a full disk, a file it cannot read) is another check's finding: doctor reports, it never dies of it.
+    return { name: 'schema', status: 'warn', message: `not checked: ${(error as Error).message}` };
   }
   if (schema === undefined) {
     return { name: 'schema', status: 'warn', message: 'not checked: another agentbus process is creating, upgrading or converting the database right now; run doctor again in a moment' };
