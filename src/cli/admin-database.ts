@@ -98,11 +98,13 @@ export type ReadingOpen =
 export async function openIfCurrent(config: Config, io: CliIo, writes = false): Promise<ReadingOpen> {
   const peek = await openPeek(databasePath(config.data_directory));
   if (peek !== undefined) {
-    if (peek.schema.pending.length > 0) {
+    // Never migrated (version 0): a new file or one that lost its schema, not an older
+    // one; the full open below creates it or refuses it (lost-database.ts).
+    if (peek.schema.version > 0 && peek.schema.pending.length > 0) {
       peek.db.close();
       return { kind: 'older', schema: peek.schema, protocol: peek.protocol };
     }
-    if (!writes && (config.driver === 'auto' || config.driver === peek.db.capabilities.name)) {
+    if (peek.schema.version > 0 && !writes && (config.driver === 'auto' || config.driver === peek.db.capabilities.name)) {
       return { kind: 'open', database: { db: peek.db, schemaVersion: peek.schema.version } };
     }
     peek.db.close();

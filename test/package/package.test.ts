@@ -31,10 +31,10 @@ describe('the packed package', () => {
       .trim()
       .split('\n')
       .map((f) => f.replace(/^package\//, ''));
-    const allowed = /^(bin\/agentbus\.js|bin\/package\.json|dist\/bundle\/[\w.-]+\.(cjs|wasm|txt)|dist\/bundle\/web-console\/(index\.html|app\.js|app\.css)|sql\/\d{4}_[\w-]+\.sql|docs\/[\w-]+\.md|README\.md|LICENSE|package\.json)$/;
+    const allowed = /^(bin\/agentbus\.js|bin\/package\.json|dist\/bundle\/[\w.-]+\.(cjs|wasm|txt)|dist\/bundle\/web-console\/(index\.html|app\.js|app\.css|favicon\.svg)|sql\/\d{4}_[\w-]+\.sql|docs\/[\w-]+\.md|README\.md|LICENSE|package\.json)$/;
     expect(files.filter((f) => !allowed.test(f))).toEqual([]);
     expect(files.filter((f) => f.endsWith('.map'))).toEqual([]);
-    for (const needed of ['bin/agentbus.js', 'bin/package.json', 'dist/bundle/agentbus.cjs', 'dist/bundle/mcp.cjs', 'dist/bundle/sqlite3.wasm', 'LICENSE', 'dist/bundle/THIRD-PARTY-NOTICES.txt', 'dist/bundle/web.cjs', 'dist/bundle/web-console/index.html', 'dist/bundle/web-console/app.js', 'dist/bundle/web-console/app.css']) {
+    for (const needed of ['bin/agentbus.js', 'bin/package.json', 'dist/bundle/agentbus.cjs', 'dist/bundle/mcp.cjs', 'dist/bundle/sqlite3.wasm', 'LICENSE', 'dist/bundle/THIRD-PARTY-NOTICES.txt', 'dist/bundle/web.cjs', 'dist/bundle/web-console/index.html', 'dist/bundle/web-console/app.js', 'dist/bundle/web-console/app.css', 'dist/bundle/web-console/favicon.svg']) {
       expect(files).toContain(needed);
     }
     expect(manifest.license).toBe('MIT');
