@@ -49,8 +49,8 @@ export const SEARCH_MAX_COUNT = 1000;
 export const QUERY_MAX_CHARS = 4096;
 /** Vectors read per statement when filling the cache. */
 const VECTOR_LOAD_CHUNK = 5_000;
-/** Semantic candidates the int8 vectors re-rank, at least: the nearest by one-bit codes (the recall/speed trade: docs/performance.md). */
-export const BINARY_CANDIDATES = 4_000;
+/** Semantic candidates the int8 vectors re-rank, at least: the nearest by one-bit codes (recall@10 0.995 at 100k x 768 with 2,000 as with 4,000: docs/performance.md). */
+export const BINARY_CANDIDATES = 2_000;
 /** Semantic candidates re-ranked with their exact stored vectors, at least. */
 export const RERANK_CANDIDATES = 200;
 /** Cached vectors beyond the live candidates tolerated before the cache is pruned. */
@@ -334,15 +334,20 @@ function semanticRanking(ctx: BusContext, query: Float32Array, model: string, f:
   const seqs = liveMemorySeqs(ctx, f);
   const cache = vectorCacheFor(ctx.db, model);
   // Not cached: never seen by this process, or not embedded yet (the backlog, probed again each query).
-  const missing = seqs.filter((seq) => !cache.has(seq));
+  const cached = cache.slotsOf(seqs);
+  const missing = seqs.filter((_, i) => (cached[i] as number) < 0);
   for (let i = 0; i < missing.length; i += VECTOR_LOAD_CHUNK) cache.addAll(storedVectors(ctx, model, missing.slice(i, i + VECTOR_LOAD_CHUNK)));
   if (cache.size > seqs.length + PRUNE_SLACK) cache.pruneTo(new Set(seqs));
   const code = cache.queryCode(query);
   if (code === undefined) return [];
   const exact = Math.max(RERANK_CANDIDATES, 2 * depth);
-  const near = nearestCodes(seqs, (seq) => cache.distance(seq, code), Math.max(BINARY_CANDIDATES, 4 * exact));
-  const approximate = near
-    .map((seq) => ({ seq, score: cache.approximateScore(seq, query) ?? Infinity }))
+  const slots = cache.slotsOf(seqs); // the same array again unless a vector was added or pruned above
+  const approximate = cache
+    .nearest(slots, code, Math.max(BINARY_CANDIDATES, 4 * exact))
+    .map((i) => {
+      const slot = slots[i] as number;
+      return { seq: seqs[i] as number, score: slot < 0 ? Infinity : cache.approximateScoreAt(slot, query) };
+    })
     .sort(byScoreThenNewer)
     .slice(0, exact);
   const ranked: Ranked[] = [];
@@ -350,28 +355,6 @@ function semanticRanking(ctx: BusContext, query: Float32Array, model: string, f:
     if (row.vector.byteLength === query.length * 4) ranked.push({ seq: row.seq, score: dot(query, decodeVector(row.vector)) });
   }
   return ranked.sort(byScoreThenNewer);
-}
-
-/**
- * The `wanted` seqs with the smallest distance (a counting selection: the
- * distances are small integers), plus every seq without a code (beyond the
- * cache's cap, or without a vector yet: their vectors are looked up exactly).
- */
-function nearestCodes(seqs: readonly number[], distance: (seq: number) => number | undefined, wanted: number): number[] {
-  const distances = seqs.map(distance);
-  const histogram: number[] = [];
-  for (const d of distances) if (d !== undefined) histogram[d] = (histogram[d] ?? 0) + 1;
-  let threshold = -1;
-  for (let d = 0, seen = 0; d < histogram.length && seen < wanted; d++) {
-    seen += histogram[d] ?? 0;
-    threshold = d;
-  }
-  const out: number[] = [];
-  let atThreshold = wanted - distances.filter((d) => d !== undefined && d < threshold).length;
-  distances.forEach((d, i) => {
-    if (d === undefined || d < threshold || (d === threshold && atThreshold-- > 0)) out.push(seqs[i] as number);
-  });
-  return out;
 }
 
 function storedVectors(ctx: BusContext, model: string, seqs: readonly number[]): StoredVector[] {

@@ -51,6 +51,9 @@ export class VectorCache {
   #int8 = new Int8Array(0);
   #scales = new Float32Array(0);
   #used = 0;
+  /** Bumped whenever a seq's slot may have changed (added, pruned): what a kept slot list is checked against. */
+  #version = 0;
+  #slotList: { readonly seqs: readonly number[]; readonly version: number; readonly slots: Int32Array } | undefined;
 
   constructor(model: string, maxCodes = VECTOR_CACHE_MAX_CODES) {
     this.model = model;
@@ -91,7 +94,80 @@ export class VectorCache {
       this.#encodeInto(vector, this.#codes, slot * this.#wordsPerCode);
       this.#quantizeInto(vector, slot);
       this.#slots.set(row.seq, slot);
+      this.#version++;
     }
+  }
+
+  /**
+   * The slot of each of `seqs` (-1 when not cached), kept while `seqs` is the
+   * same array and no slot moved: the live-memory list is one array between
+   * memory writes (live-memories.ts), and a Map lookup per memory per query
+   * cost more than comparing its code.
+   */
+  slotsOf(seqs: readonly number[]): Int32Array {
+    const kept = this.#slotList;
+    if (kept !== undefined && kept.seqs === seqs && kept.version === this.#version) return kept.slots;
+    const slots = new Int32Array(seqs.length);
+    for (let i = 0; i < seqs.length; i++) slots[i] = this.#slots.get(seqs[i] as number) ?? -1;
+    this.#slotList = { seqs, version: this.#version, slots };
+    return slots;
+  }
+
+  /**
+   * Indexes into `slots` of the `wanted` codes nearest `code` by Hamming
+   * distance (ties to the earlier index), plus every index whose slot is -1
+   * (not cached: its vector is looked up exactly). A counting selection: the
+   * distances are small integers.
+   */
+  nearest(slots: Int32Array, code: Uint32Array, wanted: number): number[] {
+    const words = this.#wordsPerCode;
+    const codes = this.#codes;
+    const distances = new Uint16Array(slots.length);
+    const histogram = new Uint32Array(words * 32 + 1);
+    for (let i = 0; i < slots.length; i++) {
+      const slot = slots[i] as number;
+      if (slot < 0) continue;
+      const base = slot * words;
+      let d = 0;
+      for (let w = 0; w < words; w++) d += bitCount((codes[base + w] as number) ^ (code[w] as number));
+      distances[i] = d;
+      histogram[d] = (histogram[d] as number) + 1;
+    }
+    let threshold = -1;
+    let below = 0;
+    for (let d = 0, seen = 0; d < histogram.length && seen < wanted; d++) {
+      below = seen;
+      seen += histogram[d] as number;
+      threshold = d;
+    }
+    let atThreshold = wanted - below;
+    const out: number[] = [];
+    for (let i = 0; i < slots.length; i++) {
+      const d = distances[i] as number;
+      if ((slots[i] as number) < 0 || d < threshold || (d === threshold && atThreshold-- > 0)) out.push(i);
+    }
+    return out;
+  }
+
+  /** approximateScore by slot (a value slotsOf gave, not -1). */
+  approximateScoreAt(slot: number, query: Float32Array): number {
+    const q = this.#int8;
+    const dims = this.#dims;
+    const base = slot * dims;
+    let s0 = 0;
+    let s1 = 0;
+    let s2 = 0;
+    let s3 = 0;
+    const n = dims - (dims % 4);
+    let i = 0;
+    for (; i < n; i += 4) {
+      s0 += (query[i] as number) * (q[base + i] as number);
+      s1 += (query[i + 1] as number) * (q[base + i + 1] as number);
+      s2 += (query[i + 2] as number) * (q[base + i + 2] as number);
+      s3 += (query[i + 3] as number) * (q[base + i + 3] as number);
+    }
+    for (; i < dims; i++) s0 += (query[i] as number) * (q[base + i] as number);
+    return (s0 + s1 + s2 + s3) * (this.#scales[slot] as number);
   }
 
   /** The query's code, or undefined when its dimension is not the cache's. */
@@ -116,19 +192,7 @@ export class VectorCache {
   /** The dot product of `query` with the int8 copy of `seq`'s vector (within about 0.01 of the exact one); undefined when not cached. */
   approximateScore(seq: number, query: Float32Array): number | undefined {
     const slot = this.#slots.get(seq);
-    if (slot === undefined) return undefined;
-    const q = this.#int8;
-    const base = slot * this.#dims;
-    let s0 = 0;
-    let s1 = 0;
-    const n = this.#dims - (this.#dims % 2);
-    let i = 0;
-    for (; i < n; i += 2) {
-      s0 += (query[i] as number) * (q[base + i] as number);
-      s1 += (query[i + 1] as number) * (q[base + i + 1] as number);
-    }
-    for (; i < this.#dims; i++) s0 += (query[i] as number) * (q[base + i] as number);
-    return (s0 + s1) * (this.#scales[slot] as number);
+    return slot === undefined ? undefined : this.approximateScoreAt(slot, query);
   }
 
   /** Drops entries whose seq is not in `live` (no longer a candidate) and compacts the codes. */
@@ -151,6 +215,7 @@ export class VectorCache {
     this.#int8 = int8;
     this.#scales = scales;
     this.#used = used;
+    this.#version++;
   }
 
   #start(rows: readonly StoredVector[]): void {
