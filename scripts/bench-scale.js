@@ -7,29 +7,45 @@
 // phrase), status (the report, in process), history and receive, and for the
 // memories semantic search, `both` and recall@10 against exact brute force.
 //   npm run build && node scripts/bench-scale.js [--sizes 10000,100000,1000000] [--memories 10000,100000] [--drivers native,wasm] [--runs N]
+//     [--keep DIR]        grow the buses in DIR (messages/, memories/, and their wasm copies) and leave them there;
+//                         a later run with the same DIR grows only what is missing (1M messages takes minutes)
+//     [--grow-only]       grow (and convert) and stop: measure later, with --keep
+//     [--compare ROOT]    measure another built checkout too (its dist/ and bin/), each figure beside this one's,
+//                         same files, same run: before/after figures of a change
 // Aims per driver: text p50 <= 20 ms at 1M messages; semantic p50 <= 50 ms at 100k x 768 with recall@10 >= 0.95; status <= 200 ms at 1M.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import * as v from 'valibot';
-import { flag } from './bench-args.js';
+import { flag, hasSwitch } from './bench-args.js';
 
-const { openDatabase } = await import('../dist/src/db/open-database.js');
-const { ConfigFileSchema } = await import('../dist/src/config.js');
-const { register } = await import('../dist/src/bus/identity.js');
-const { subscribe } = await import('../dist/src/bus/channels.js');
-const { search } = await import('../dist/src/bus/search.js');
-const { send } = await import('../dist/src/bus/send.js');
-const { history } = await import('../dist/src/bus/history.js');
-const { receive } = await import('../dist/src/bus/receive.js');
-const { readReport } = await import('../dist/src/cli/status-command.js');
+/** The modules a build provides, from its checkout root (this one's or --compare's). */
+async function loadBuild(root, label) {
+  const m = async (path) => import(new URL(`dist/src/${path}`, root).href);
+  return {
+    label,
+    bin: new URL('bin/agentbus.js', root).pathname,
+    ...(await m('db/open-database.js')),
+    ...(await m('config.js')),
+    register: (await m('bus/identity.js')).register,
+    subscribe: (await m('bus/channels.js')).subscribe,
+    search: (await m('bus/search.js')).search,
+    send: (await m('bus/send.js')).send,
+    history: (await m('bus/history.js')).history,
+    receive: (await m('bus/receive.js')).receive,
+    readReport: (await m('cli/status-command.js')).readReport,
+    createMemoryLogger: (await m('log.js')).createMemoryLogger,
+    systemClock: (await m('clock.js')).systemClock,
+  };
+}
+const here = await loadBuild(new URL('../', import.meta.url), 'this');
+const compareRoot = flag('compare', undefined);
+const builds = compareRoot === undefined ? [here] : [await loadBuild(new URL(`file://${compareRoot.replace(/\/?$/, '/')}`), 'compare'), here];
+const { openDatabase } = here;
 const { encodeVector, normalizeVector, decodeVector, dot } = await import('../dist/src/embeddings/vector-codec.js');
-const { createMemoryLogger } = await import('../dist/src/log.js');
-const { systemClock } = await import('../dist/src/clock.js');
-
 const sizes = flag('sizes', '10000,100000,1000000').split(',').filter(Boolean).map(Number);
 const memorySizes = flag('memories', '10000,100000').split(',').filter(Boolean).map(Number);
 const drivers = flag('drivers', 'native,wasm').split(',');
@@ -37,7 +53,6 @@ const runsFlag = flag('runs', undefined);
 const DIMS = 768;
 const MODEL = 'bench-model';
 const CHUNK = 50_000;
-const BIN = new URL('../bin/agentbus.js', import.meta.url).pathname;
 
 // A deterministic generator so every run builds and searches the same data.
 const generator = (seed) => () => {
@@ -128,9 +143,9 @@ async function startEndpoint() {
   return { url: `http://127.0.0.1:${server.address().port}/v1/embeddings`, close: () => new Promise((r) => server.close(r)) };
 }
 
-function busContext(db, dir, driver, endpoint) {
+function busContext(build, db, dir, driver, endpoint) {
   const config = {
-    ...v.parse(ConfigFileSchema, {}),
+    ...v.parse(build.ConfigFileSchema, {}),
     data_directory: dir,
     driver,
     embedding_api_key_file: undefined,
@@ -139,7 +154,7 @@ function busContext(db, dir, driver, endpoint) {
     configPath: join(dir, 'config.json'),
     configFileFound: false,
   };
-  return { db, config, clock: systemClock, log: createMemoryLogger('info'), owner: 'bench', processIdentity: undefined, defaultContext: 'bench' };
+  return { db, config, clock: build.systemClock, log: build.createMemoryLogger('info'), owner: 'bench', processIdentity: undefined, defaultContext: 'bench' };
 }
 
 /** Grows the bus to `target` messages in `channel` (kind memory: with vectors). */
@@ -173,13 +188,24 @@ function grow(db, channel, memory, target) {
   return performance.now() - start;
 }
 
-/** A copy of the bus for `driver`: the file itself for native, a copy converted to the portable protocol for wasm. */
-function fileFor(dir, driver) {
+/**
+ * The bus for `driver`: the file itself for native; for wasm a copy converted
+ * to the portable protocol, in `dir`-wasm, made again only when the native
+ * bus was grown to another size since.
+ */
+function fileFor(dir, driver, size) {
   if (driver === 'native') return dir;
-  const copy = mkdtempSync(join(tmpdir(), 'agentbus-bench-scale-wasm-'));
+  const copy = `${dir}-wasm`;
+  // The measurements' own few writes (sessions, sends) do not make it another bus: the size names it.
+  const stamp = `grown to ${size}`;
+  const stampFile = join(copy, 'converted-from');
+  if (existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp) return copy;
+  rmSync(copy, { recursive: true, force: true });
+  mkdirSync(copy, { recursive: true });
   copyFileSync(join(dir, 'agentbus.db'), join(copy, 'agentbus.db'));
-  const run = spawnSync(process.execPath, [BIN, 'convert', '--to', 'portable'], { env: { ...process.env, AGENTBUS_DATA_DIR: copy }, encoding: 'utf8' });
+  const run = spawnSync(process.execPath, [here.bin, 'convert', '--to', 'portable'], { env: { ...process.env, AGENTBUS_DATA_DIR: copy }, encoding: 'utf8' });
   if (run.status !== 0) throw new Error(`convert failed: ${run.stderr}`);
+  writeFileSync(stampFile, stamp);
   return copy;
 }
 
@@ -198,28 +224,32 @@ function exactTop(db, query, k) {
 }
 
 const rows = [];
-const record = (driver, size, name, r, extra = '') => rows.push({ driver, size, name, ...r, extra });
+const record = (build, driver, size, name, r, extra = '') => rows.push({ build: build.label, driver, size, name, ...r, extra, load: loadavg()[0] });
 const runsFor = (size) => Number(runsFlag ?? (size >= 1_000_000 ? 15 : 30));
 
-async function measureMessages(driver, dir, size) {
-  const { db } = await openDatabase({ dataDir: dir, driver });
+async function measureMessages(build, driver, dir, size) {
+  const { register, subscribe, search, send, history, receive, readReport, systemClock } = build;
+  const { db } = await build.openDatabase({ dataDir: dir, driver });
   try {
-    const ctx = busContext(db, dir, driver, undefined);
+    const ctx = busContext(build, db, dir, driver, undefined);
     const as = register(ctx, { name: 'bench' }).display_name;
     const reader = register(ctx, { name: 'reader' }).display_name;
     subscribe(ctx, { as: reader, channel: 'general' });
     const runs = runsFor(size);
+    // Each build its own rare words: a word another build just searched would find its rows in the OS page cache.
+    const rare = 12000 + 200 * builds.indexOf(build);
     const text = {
-      'text, rare word': (i) => VOCABULARY[12000 + i],
+      'text, rare word': (i) => VOCABULARY[rare + i],
       'text, two common words': (i) => `${VOCABULARY[i % 2]} ${VOCABULARY[2 + (i % 3)]}`,
       'text, phrase': (i) => `"${VOCABULARY[i % 2]} ${VOCABULARY[2 + (i % 3)]}"`,
     };
-    for (const [name, q] of Object.entries(text)) record(driver, size, name, await measure(runs, (i) => search(ctx, { as, query: q(i), mode: 'text', count: 100 })));
+    for (const [name, q] of Object.entries(text)) record(build, driver, size, name, await measure(runs, (i) => search(ctx, { as, query: q(i), mode: 'text', count: 100 })));
     const version = db.get('SELECT max(version) AS v FROM schema_migrations').v;
-    record(driver, size, 'status (report)', await measure(runs, () => readReport(db, ctx.config, systemClock, version)));
-    record(driver, size, 'history, 50 newest', await measure(runs, () => history(ctx, { as, channel: 'general', count: 50 })));
+    record(build, driver, size, 'status (report)', await measure(runs, () => readReport(db, ctx.config, systemClock, version)));
+    record(build, driver, size, 'history, 50 newest', await measure(runs, () => history(ctx, { as, channel: 'general', count: 50 })));
     let token;
     record(
+      build,
       driver,
       size,
       'send + receive',
@@ -236,18 +266,19 @@ async function measureMessages(driver, dir, size) {
   const times = [];
   for (let i = 0; i < 5; i++) {
     const start = performance.now();
-    const run = spawnSync(process.execPath, [BIN, 'status', '--json'], { env: { ...process.env, AGENTBUS_DATA_DIR: dir, AGENTBUS_DRIVER: driver }, encoding: 'utf8' });
+    const run = spawnSync(process.execPath, [build.bin, 'status', '--json'], { env: { ...process.env, AGENTBUS_DATA_DIR: dir, AGENTBUS_DRIVER: driver }, encoding: 'utf8' });
     if (run.status !== 0) throw new Error(`status failed: ${run.stderr}`);
     times.push(performance.now() - start);
   }
   times.sort((a, b) => a - b);
-  record(driver, size, '`agentbus status --json` process', { p50: times[2], p99: times[4], runs: 5 });
+  record(build, driver, size, '`agentbus status --json` process', { p50: times[2], p99: times[4], runs: 5 });
 }
 
-async function measureMemories(driver, dir, size, endpoint) {
-  const { db } = await openDatabase({ dataDir: dir, driver });
+async function measureMemories(build, driver, dir, size, endpoint) {
+  const { register, search } = build;
+  const { db } = await build.openDatabase({ dataDir: dir, driver });
   try {
-    const ctx = busContext(db, dir, driver, endpoint.url);
+    const ctx = busContext(build, db, dir, driver, endpoint.url);
     const as = register(ctx, { name: 'bench' }).display_name;
     const runs = runsFor(size);
     const queryRandom = generator(7);
@@ -255,8 +286,8 @@ async function measureMemories(driver, dir, size, endpoint) {
     const first = performance.now();
     await search(ctx, { as, query: queries[0], mode: 'semantic', count: 10 });
     const coldMs = performance.now() - first;
-    record(driver, size, 'semantic', await measure(runs, (i) => search(ctx, { as, query: queries[i], mode: 'semantic', count: 100 })), `first query (fills the cache) ${coldMs.toFixed(0)} ms`);
-    record(driver, size, 'both', await measure(runs, (i) => search(ctx, { as, query: queries[i], mode: 'both', count: 100 })));
+    record(build, driver, size, 'semantic', await measure(runs, (i) => search(ctx, { as, query: queries[i], mode: 'semantic', count: 100 })), `first query (fills the cache) ${coldMs.toFixed(0)} ms`);
+    record(build, driver, size, 'both', await measure(runs, (i) => search(ctx, { as, query: queries[i], mode: 'both', count: 100 })));
     let hits = 0;
     const checked = Math.min(20, queries.length);
     for (let i = 0; i < checked; i++) {
@@ -265,16 +296,17 @@ async function measureMemories(driver, dir, size, endpoint) {
       hits += found.filter((s) => exact.has(s)).length;
     }
     const rss = process.memoryUsage().rss / 2 ** 20;
-    record(driver, size, 'recall@10 vs exact', { p50: hits / (checked * 10), p99: NaN, runs: checked }, `rss ${rss.toFixed(0)} MiB`);
+    record(build, driver, size, 'recall@10 vs exact', { p50: hits / (checked * 10), p99: NaN, runs: checked }, `rss ${rss.toFixed(0)} MiB`);
   } finally {
     db.close();
   }
 }
 
-// --keep DIR: grow (or reuse) the buses in DIR/messages and DIR/memories and leave them there.
+// --keep DIR: grow (or reuse) the buses in DIR/messages and DIR/memories (and their -wasm copies) and leave them there.
 const keep = flag('keep', undefined);
 const messagesDir = keep === undefined ? mkdtempSync(join(tmpdir(), 'agentbus-bench-scale-')) : join(keep, 'messages');
 const memoriesDir = keep === undefined ? mkdtempSync(join(tmpdir(), 'agentbus-bench-scale-mem-')) : join(keep, 'memories');
+const growOnly = hasSwitch('grow-only');
 const endpoint = await startEndpoint();
 try {
   for (const size of sizes) {
@@ -283,12 +315,8 @@ try {
     db.close();
     console.error(`grew to ${size} messages in ${(ms / 1000).toFixed(1)} s`);
     for (const driver of drivers) {
-      const dir = fileFor(messagesDir, driver);
-      try {
-        await measureMessages(driver, dir, size);
-      } finally {
-        if (dir !== messagesDir) rmSync(dir, { recursive: true, force: true });
-      }
+      const dir = fileFor(messagesDir, driver, size);
+      if (!growOnly) for (const build of builds) await measureMessages(build, driver, dir, size);
     }
   }
   for (const size of memorySizes) {
@@ -297,25 +325,24 @@ try {
     db.close();
     console.error(`grew to ${size} memories in ${(ms / 1000).toFixed(1)} s`);
     for (const driver of drivers) {
-      const dir = fileFor(memoriesDir, driver);
-      try {
-        await measureMemories(driver, dir, size, endpoint);
-      } finally {
-        if (dir !== memoriesDir) rmSync(dir, { recursive: true, force: true });
-      }
+      const dir = fileFor(memoriesDir, driver, size);
+      if (!growOnly) for (const build of builds) await measureMemories(build, driver, dir, size, endpoint);
     }
   }
 } finally {
   await endpoint.close();
-  if (keep === undefined) {
-    rmSync(messagesDir, { recursive: true, force: true });
-    rmSync(memoriesDir, { recursive: true, force: true });
-  }
+  if (keep === undefined) for (const dir of [messagesDir, memoriesDir]) for (const d of [dir, `${dir}-wasm`]) rmSync(d, { recursive: true, force: true });
 }
 
 const load = loadavg().map((x) => x.toFixed(1)).join(' ');
 console.log(`node ${process.version}, ${cpus().length} cpus, load average ${load}, ${DIMS} dimensions, search count 100`);
-console.log(`${'driver'.padEnd(7)} ${'size'.padStart(8)}  ${'benchmark'.padEnd(34)} ${'p50'.padStart(9)} ${'p99'.padStart(9)}  runs`);
+const buildColumn = builds.length > 1;
+const head = buildColumn ? `${'build'.padEnd(8)} ` : '';
+console.log(`${head}${'driver'.padEnd(7)} ${'size'.padStart(8)}  ${'benchmark'.padEnd(34)} ${'p50'.padStart(9)} ${'p99'.padStart(9)}  load  runs`);
 const fmt = (x) => (Number.isNaN(x) ? '' : x < 1.5 && x > 0 && x <= 1 ? x.toFixed(3) : x.toFixed(1)).padStart(9);
-for (const r of rows) console.log(`${r.driver.padEnd(7)} ${String(r.size).padStart(8)}  ${r.name.padEnd(34)} ${fmt(r.p50)} ${fmt(r.p99)}  ${r.runs} ${r.extra}`);
+for (const r of rows) {
+  const build = buildColumn ? `${r.build.padEnd(8)} ` : '';
+  console.log(`${build}${r.driver.padEnd(7)} ${String(r.size).padStart(8)}  ${r.name.padEnd(34)} ${fmt(r.p50)} ${fmt(r.p99)}  ${r.load.toFixed(1).padStart(4)}  ${r.runs} ${r.extra}`);
+}
+if (buildColumn) console.log(`compare: ${compareRoot}; this: ${new URL('../', import.meta.url).pathname}; each pair measured one after the other on the same file.`);
 console.log('ms, wall time of the whole call in process unless named a process; recall is the share of the exact top 10 found.');
