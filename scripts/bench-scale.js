@@ -4,7 +4,7 @@
 // --memories memories with 768-dimension vectors; at each size, with each
 // driver on the same file (a copy converted to the portable protocol for
 // wasm), p50 and p99 of text search (a rare word, two common words, a
-// phrase), status (the report, in process), history and receive, and for the
+// phrase, one common word, a prefix), status (the report, in process), history and receive, and for the
 // memories semantic search, `both` and recall@10 against exact brute force.
 //   npm run build && node scripts/bench-scale.js [--sizes 10000,100000,1000000] [--memories 10000,100000] [--drivers native,wasm] [--runs N]
 //     [--keep DIR]        grow the buses in DIR (messages/, memories/, and their wasm copies) and leave them there;
@@ -242,6 +242,8 @@ async function measureMessages(build, driver, dir, size) {
       'text, rare word': (i) => VOCABULARY[rare + i],
       'text, two common words': (i) => `${VOCABULARY[i % 2]} ${VOCABULARY[2 + (i % 3)]}`,
       'text, phrase': (i) => `"${VOCABULARY[i % 2]} ${VOCABULARY[2 + (i % 3)]}"`,
+      'text, one common word': (i) => VOCABULARY[i % 4],
+      'text, prefix': (i) => `w${(40 + (i % 20)).toString(36)}*`,
     };
     for (const [name, q] of Object.entries(text)) record(build, driver, size, name, await measure(runs, (i) => search(ctx, { as, query: q(i), mode: 'text', count: 100 })));
     const version = db.get('SELECT max(version) AS v FROM schema_migrations').v;

@@ -8,14 +8,17 @@
  * messages costs tens of milliseconds before the first row, whatever LIMIT
  * says. Which rows match stays FTS5's decision; only the order is ours, so
  * the tokenizer here need only approximate unicode61 (remove_diacritics 2):
- * letters, digits and private-use characters, case-folded, marks removed.
+ * letters, digits and private-use characters, case-folded, and the marks
+ * removed from Latin letters only, as unicode61 does (a Greek tonos stays).
+ * The test of the ranking rules compares these tokens with the index's.
  */
 import type { SearchTerm } from './search-query.js';
 
 const K1 = 1.2;
 const B = 0.75;
 const TOKEN = /[\p{L}\p{N}\p{Co}]+/gu;
-const MARKS = /\p{M}/gu;
+// A Latin letter and the marks on it: unicode61 strips those, and keeps marks on other scripts' letters.
+const LATIN_MARKS = /(\p{Script=Latin})\p{M}+/gu;
 // Most messages are ASCII: no diacritics to strip, and a plain class finds the same words faster.
 const ASCII = /^[\x00-\x7f]*$/;
 const ASCII_TOKEN = /[a-z0-9]+/g;
@@ -23,7 +26,7 @@ const ASCII_TOKEN = /[a-z0-9]+/g;
 /** The words of `text` as the ranking compares them: case-folded, diacritics removed. */
 export function relevanceTokens(text: string): string[] {
   if (ASCII.test(text)) return text.toLowerCase().match(ASCII_TOKEN) ?? [];
-  return text.normalize('NFD').replace(MARKS, '').toLowerCase().match(TOKEN) ?? [];
+  return text.normalize('NFD').replace(LATIN_MARKS, '$1').normalize('NFC').toLowerCase().match(TOKEN) ?? [];
 }
 
 /** One query term as tokens; `prefix` when its last token may be the start of a longer word. */

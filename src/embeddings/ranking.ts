@@ -1,7 +1,8 @@
 /**
- * Brute-force semantic ranking: every candidate's stored vector against the
- * query vector. Deliberately simple; at single-user volumes it is
- * milliseconds (see scripts/bench-search.js for the measured curve).
+ * The order every ranking shares (best score first, the newer row on a tie),
+ * and the exact brute-force ranking by dot product that the one-bit and int8
+ * passes of semantic search (search.ts, vector-cache.ts) approximate:
+ * scripts/bench-scale.js measures their recall@10 against it.
  */
 import { decodeVector, dot } from './vector-codec.js';
 

@@ -6,6 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { search } from '../../src/bus/search.js';
+import { relevanceTokens } from '../../src/bus/search-relevance.js';
 import { TEXT_WINDOW } from '../../src/bus/search-text-window.js';
 import { send } from '../../src/bus/send.js';
 import { initialChunkState } from '../../src/maintenance/chunks.js';
@@ -69,6 +70,27 @@ describe('text ranking windows', () => {
     const rareTwice = await post('fig fig note plus');
     const commonTwice = await post('fig note note plus');
     expect(seqs(await search(fx.ctx, { as: sam, query: 'fig note' }))).toEqual([rareTwice, commonTwice]);
+  });
+
+  it('counts words as the index splits them: case, diacritics, digits and scripts beyond ASCII', async () => {
+    const texts = [
+      'Plain ASCII, with punctuation: snake_case v2.0 and dont-split? no!',
+      'Café NAÏVE façade Ærøskøbing über ÜBER',
+      '東京タワー and Ελληνικά κείμενα, emoji 🎉 between words',
+      'हिन्दी पाठ and a combining e\u0301 beside ñ',
+      'tab\tnew\nline  spaces\u00a0nbsp x^y 3.14',
+    ];
+    const made = bulk(texts);
+    // FTS5's own tokens of each message, in order (fts5vocab over the live index).
+    fx.ctx.db.run('CREATE VIRTUAL TABLE temp.fts_instances USING fts5vocab(main, messages_fts, instance)');
+    for (const [i, seq] of made.entries()) {
+      const indexed = fx.ctx.db.all<{ term: string }>('SELECT term FROM temp.fts_instances WHERE doc = ? ORDER BY offset', [seq]).map((r) => r.term);
+      expect(relevanceTokens(texts[i] as string)).toEqual(indexed);
+    }
+    // So a message holding the word twice, in any case or accent, ranks above one holding it once.
+    const once = await post('resume of the plan, then other words');
+    const twice = await post('Résumé of the plan: RESUME it');
+    expect(seqs(await search(fx.ctx, { as: sam, query: 'résumé' }))).toEqual([twice, once]);
   });
 
   it('breaks ties by recency: equally relevant messages come newest first', async () => {
