@@ -6,6 +6,10 @@ import { embeddingPassSettled, runEmbeddingPass } from '../../src/embeddings/emb
 import { startEmbeddingsServer, type EmbeddingsServer } from '../support/embeddings-server.js';
 import { busFixture, channel, registerAs, withConfig, type Fixture } from '../support/bus.js';
 import { embeddedSeqs } from '../support/rows.js';
+import { BINARY_CANDIDATES } from '../../src/bus/search.js';
+import { rankByDotProduct } from '../../src/embeddings/ranking.js';
+import { encodeVector, normalizeVector } from '../../src/embeddings/vector-codec.js';
+import { deterministicVector } from '../support/embeddings-server.js';
 
 let server: EmbeddingsServer;
 let fx: Fixture;
@@ -142,5 +146,34 @@ describe('semantic search', () => {
     expect(second.results).toHaveLength(3);
     expect(second.continuation).toBeNull();
     expect([...seqs(first), ...seqs(second)].sort((x, y) => x - y)).toEqual(all);
+  });
+
+  it('ranks more memories than its candidate passes keep as exact brute force does, across pages', async () => {
+    // Memories beyond BINARY_CANDIDATES, written as the bus stores them (vectors from the test endpoint's own function).
+    const words = ['disk', 'network', 'deploy', 'cache', 'lock', 'schema', 'budget', 'latency', 'backup', 'search'];
+    const stored = fx.ctx.db.transaction(() =>
+      Array.from({ length: BINARY_CANDIDATES + 500 }, (_, i) => {
+        const content = `${words[i % 10]} ${words[(i * 7) % 10]} note ${i} ${words[(i * 3) % 10]}`;
+        const seq = Number(
+          fx.ctx.db.run("INSERT INTO messages (channel, sender, context, created_at, type, content, bytes) VALUES ('notes', ?, 'test', ?, 'message', ?, ?)", [
+            sam,
+            fx.clock.now(),
+            content,
+            content.length,
+          ]).lastInsertRowid,
+        );
+        fx.ctx.db.run('UPDATE messages SET memory_id = seq, revision = 1 WHERE seq = ?', [seq]);
+        const vector = encodeVector(normalizeVector(deterministicVector(content, 'model-a', 48)) as Float32Array);
+        fx.ctx.db.run("INSERT INTO embeddings (seq, model, vector) VALUES (?, 'model-a', ?)", [seq, vector]);
+        return { seq, vector };
+      }),
+    );
+    const query = 'deploy latency budget';
+    const exact = rankByDotProduct(normalizeVector(deterministicVector(query, 'model-a', 48)) as Float32Array, stored);
+    const first = await search(fx.ctx, { as: sam, query, mode: 'semantic', count: 10 });
+    const second = await search(fx.ctx, { as: sam, query, mode: 'semantic', count: 10, continuation: first.continuation });
+    const found = [...first.results, ...second.results];
+    expect(found.map((r) => r.seq)).toEqual(exact.slice(0, 20).map((r) => r.seq));
+    for (const [i, r] of found.entries()) expect(r.score).toBeCloseTo(exact[i]?.score as number, 5);
   });
 });
