@@ -191,10 +191,46 @@ class NativeConnection implements Connection {
   readonly #statements = new Set<NativeStatement>();
   #changes: StatementSync | undefined;
 
-  constructor(db: DatabaseSync, path: string, capabilities: DriverCapabilities) {
+  /** Present when this node:sqlite has backup() (Node 22.16 and later): the contract's optional stepped copy. */
+  readonly copyTo?: (path: string, onStep: (copiedPages: number, totalPages: number) => void) => Promise<void>;
+
+  constructor(db: DatabaseSync, path: string, capabilities: DriverCapabilities, sqlite?: SqliteModule) {
     this.#db = db;
     this.path = path;
     this.capabilities = capabilities;
+    const backup = sqlite?.backup;
+    if (sqlite !== undefined && typeof backup === 'function') {
+      this.copyTo = (target, onStep) => this.#copyTo(sqlite, backup, target, onStep);
+    }
+  }
+
+  /**
+   * SQLite's online backup, COPY_STEP_PAGES pages a step, inside a read
+   * transaction of this connection: every step reads the same snapshot, so
+   * writers in other processes neither restart the copy nor get into it.
+   */
+  async #copyTo(sqlite: SqliteModule, backup: NonNullable<SqliteModule['backup']>, target: string, onStep: (copied: number, total: number) => void): Promise<void> {
+    const db = this.#live();
+    if (this.inTransaction) throw new DbError('locked', 'copyTo() inside a transaction: the copy reads its own snapshot; call it outside one');
+    try {
+      db.exec('BEGIN DEFERRED');
+      try {
+        db.prepare('SELECT 1 FROM sqlite_schema LIMIT 1').get(); // takes the snapshot the steps read
+        const pages = await backup(db, target, { rate: COPY_STEP_PAGES, progress: ({ totalPages, remainingPages }) => onStep(totalPages - remainingPages, totalPages) });
+        onStep(pages, pages); // node:sqlite reports every step but the last
+      } finally {
+        db.exec('ROLLBACK');
+      }
+      // The copied header says WAL; a file nobody else knows is set back to the rollback journal.
+      const copy = new sqlite.DatabaseSync(target);
+      try {
+        copy.exec('PRAGMA journal_mode = DELETE');
+      } finally {
+        copy.close();
+      }
+    } catch (error) {
+      throw toDbError(error);
+    }
   }
 
   #live(): DatabaseSync {
@@ -271,6 +307,9 @@ class NativeConnection implements Connection {
   }
 }
 
+/** Pages per backup step: 4 MiB at 4 KiB pages, a few milliseconds each, so progress and timers run between them. */
+const COPY_STEP_PAGES = 1024;
+
 /** Characters without which SQL text has no parameter. */
 const MAYBE_PARAMETER = /[?:@$#]/;
 
@@ -337,7 +376,7 @@ export async function loadNativeDriver(): Promise<DriverLoadResult> {
       } catch (error) {
         throw toDbError(error);
       }
-      return new NativeConnection(db, path, capabilities);
+      return new NativeConnection(db, path, capabilities, sqlite);
     },
   };
   return { ok: true, driver };

@@ -2,6 +2,7 @@
  * Core's handle on one open database: statement cache, transactions and
  * pragmas, written once over the Driver contract.
  */
+import { DbError } from './db-error.js';
 import type { BindParams, Connection, DriverCapabilities, Row, RunResult, SqlResult, Statement } from './driver.js';
 
 export class Database {
@@ -32,6 +33,19 @@ export class Database {
   /** Statements open on the connection, cached ones included: a diagnostic that must stay bounded. */
   get openStatements(): number {
     return this.#conn.openStatements;
+  }
+
+  /** True when the driver copies the database in steps (Connection.copyTo); without it a copy is one VACUUM INTO. */
+  get copiesInSteps(): boolean {
+    return this.#conn.copyTo !== undefined;
+  }
+
+  /** Connection.copyTo, outside any transaction; throws `locked` inside one or when the driver has no stepped copy (check copiesInSteps). */
+  async copyTo(path: string, onStep: (copiedPages: number, totalPages: number) => void): Promise<void> {
+    if (this.#depth > 0 || this.#conn.copyTo === undefined) {
+      throw new DbError('locked', this.#depth > 0 ? 'copyTo() inside a transaction; call it outside one' : 'this driver has no stepped copy; use VACUUM INTO');
+    }
+    await this.#conn.copyTo(path, onStep);
   }
 
   /** Runs statements that return no rows. */

@@ -122,6 +122,16 @@ export interface Connection {
    */
   prepare(sql: string): Statement;
   /**
+   * Optional (a driver without it is copied with VACUUM INTO): writes a copy
+   * of the database, one snapshot of it, to a new file at `path` in steps,
+   * calling `onStep` with the pages copied and the total after each (the
+   * last with the two equal) and
+   * yielding to the event loop between them; the copy is in rollback-journal
+   * mode, as VACUUM INTO writes one. Throws `locked` inside a transaction.
+   * Nothing else may use the connection until it settles.
+   */
+  copyTo?(path: string, onStep: (copiedPages: number, totalPages: number) => void): Promise<void>;
+  /**
    * Finalizes every statement this connection prepared (using one afterwards
    * throws `closed`), then closes; idempotent. Any other use afterwards
    * throws `closed`.
