@@ -1,8 +1,10 @@
 /**
- * `agentbus backup [path]`: a consistent copy with VACUUM INTO while agents
- * keep running (it reads one snapshot and never blocks writers in WAL mode).
- * The copy is written beside the target and renamed into place only after it
- * passed an integrity check, so a target path never holds half a backup.
+ * `agentbus backup [path]`: a consistent copy while agents keep running (it
+ * reads one snapshot and never blocks writers in WAL mode): SQLite's backup
+ * in steps where the driver has it (Connection.copyTo: the progress line
+ * counts while it runs), else one VACUUM INTO. The copy is written beside the
+ * target and renamed into place only after it passed an integrity check, so a
+ * target path never holds half a backup.
  */
 import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -43,9 +45,14 @@ export async function backupCommand(io: CliIo, args: readonly string[], flags: R
   try {
     const protocol = db.capabilities.lockProtocol;
     const size = Number(db.pragma('page_count')) * Number(db.pragma('page_size'));
-    progress.step(`backing up ${formatBytes(size)} from ${path} ...`);
+    const what = `backing up ${formatBytes(size)} from ${path} ...`;
+    progress.step(what);
     rmSync(partial, { force: true });
-    db.run('VACUUM INTO ?', [partial]);
+    if (db.copiesInSteps) {
+      await db.copyTo(partial, (copied, total) => progress.step(what, total > 0 ? copied / total : 1));
+    } else {
+      db.run('VACUUM INTO ?', [partial]);
+    }
     chmodSync(partial, 0o600);
     progress.step(`checking the copy's integrity ...`);
     const loaded = await loadDriver(db.capabilities.name);

@@ -1,27 +1,54 @@
 /**
  * Progress for long operations: one rewritten line on stderr while stdout is
- * a terminal, nothing at all when piped, so scripts see only results.
+ * a terminal, nothing at all when piped, so scripts see only results. The
+ * line appears only once the operation has run PROGRESS_AFTER_MS (a quick
+ * run shows nothing; AGENTBUS_PROGRESS_AFTER_MS changes it, 0 shows every
+ * step at once): a timer shows the current step when the delay ends while
+ * the work awaits (a stepped backup), and a synchronous step shows at the
+ * next step or fraction after it.
  */
 import type { CliIo } from './cli-io.js';
 
+/** How long an operation runs before its progress shows. */
+export const PROGRESS_AFTER_MS = 1000;
+
 export interface Progress {
-  /** Shows what is happening now, replacing the previous step. */
-  step(text: string): void;
-  /** Clears the progress line; call before printing the result. */
+  /** Says what is happening now, replacing the previous step; `fraction` (0-1) is how far it got. */
+  step(text: string, fraction?: number): void;
+  /** Clears the progress line and stops its timer; call before printing the result. */
   done(): void;
+}
+
+/** The delay from AGENTBUS_PROGRESS_AFTER_MS when it is a whole number of milliseconds, else PROGRESS_AFTER_MS. */
+function progressDelay(env: NodeJS.ProcessEnv): number {
+  const raw = env.AGENTBUS_PROGRESS_AFTER_MS;
+  return raw !== undefined && /^\d+$/.test(raw) ? Number(raw) : PROGRESS_AFTER_MS;
 }
 
 export function progressFor(io: CliIo): Progress {
   if (!io.isTty) return { step: () => undefined, done: () => undefined };
+  const afterMs = progressDelay(io.env);
+  const start = io.clock.monotonic();
+  let current: string | undefined;
   let shown = false;
+  const render = (): void => {
+    if (current === undefined) return;
+    io.stderr.write(`\r\x1b[K${current}`);
+    shown = true;
+  };
+  let timer: NodeJS.Timeout | undefined = afterMs > 0 ? setTimeout(render, afterMs) : undefined;
+  timer?.unref();
   return {
-    step(text) {
-      io.stderr.write(`\r\x1b[K${text}`);
-      shown = true;
+    step(text, fraction) {
+      current = fraction === undefined ? text : `${text} ${Math.floor(Math.min(1, Math.max(0, fraction)) * 100)}%`;
+      if (io.clock.monotonic() - start >= afterMs) render();
     },
     done() {
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
       if (shown) io.stderr.write('\r\x1b[K');
       shown = false;
+      current = undefined;
     },
   };
 }

@@ -79,12 +79,25 @@ describe('agentbus backup', () => {
     const dir = tempDir();
     const server = await startMcp(dir);
     await server.call('register', { name: 'Alice' });
-    const io = memoryIo(dir, { isTty: true });
+    // Shown from the start (0 ms): a bus this small is copied well within the default second.
+    const io = memoryIo(dir, { isTty: true, env: { AGENTBUS_PROGRESS_AFTER_MS: '0' } });
     const target = join(tempDir(), 'tty.db');
     expect(await main(['backup', target], io)).toBe(0);
     expect(io.err()).toMatch(/\r\x1b\[Kbacking up .* \.\.\./);
     expect(io.err()).toMatch(/checking the copy's integrity/);
     expect(io.err().endsWith('\r\x1b[K')).toBe(true); // the progress line is cleared before the result
     expect(io.out()).toMatch(/^backed up .*integrity ok\)\n$/);
+  });
+
+  it('shows no progress for a backup that takes less than the delay, and leaves no file beside the copy', async () => {
+    const dir = tempDir();
+    const server = await startMcp(dir);
+    await server.call('register', { name: 'Alice' });
+    const io = memoryIo(dir, { isTty: true, env: { AGENTBUS_PROGRESS_AFTER_MS: '60000' } });
+    const targetDir = tempDir();
+    expect(await main(['backup', join(targetDir, 'quiet.db')], io)).toBe(0);
+    expect(io.err()).toBe('');
+    expect(io.out()).toMatch(/^backed up .*integrity ok\)\n$/);
+    expect(readdirSync(targetDir)).toEqual(['quiet.db']);
   });
 });

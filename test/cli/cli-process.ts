@@ -105,6 +105,8 @@ export interface MemoryIoOptions {
   readonly stdinIsTty?: boolean;
   /** Whether stdout claims to be a terminal (progress shown). */
   readonly isTty?: boolean;
+  /** Extra environment, e.g. AGENTBUS_PROGRESS_AFTER_MS. */
+  readonly env?: Record<string, string>;
 }
 
 /** In-process io for `main()`, for what a pipe cannot show: a terminal on stdin or stdout. */
@@ -121,7 +123,7 @@ export function memoryIo(dataDir: string, options: MemoryIoOptions = {}): CliIo 
     stdin,
     stdout,
     stderr,
-    env: { AGENTBUS_DATA_DIR: dataDir, AGENTBUS_CONFIG: join(dataDir, 'config.json'), AGENTBUS_DRIVER: testDriverName() },
+    env: { AGENTBUS_DATA_DIR: dataDir, AGENTBUS_CONFIG: join(dataDir, 'config.json'), AGENTBUS_DRIVER: testDriverName(), ...options.env },
     cwd: dataDir,
     homeDir: dataDir,
     clock: systemClock,

@@ -103,7 +103,7 @@ describe('agentbus convert', () => {
     await closedBusWithMessage(dir);
     const mine = (await testDriver()).capabilities.lockProtocol;
     const other = await loadDriver(OTHER_DRIVER[testDriverName()]);
-    const io = memoryIo(dir, { isTty: true });
+    const io = memoryIo(dir, { isTty: true, env: { AGENTBUS_PROGRESS_AFTER_MS: '0' } });
     const code = await main(['convert', '--to', otherProtocol(mine)], io);
     if (!other.ok) {
       expect(code).toBe(1);
