@@ -46,15 +46,16 @@ export async function backupCommand(io: CliIo, args: readonly string[], flags: R
     const protocol = db.capabilities.lockProtocol;
     const size = Number(db.pragma('page_count')) * Number(db.pragma('page_size'));
     const what = `backing up ${formatBytes(size)} from ${path} ...`;
-    progress.step(what);
     rmSync(partial, { force: true });
     if (db.copiesInSteps) {
+      progress.step(what);
       await db.copyTo(partial, (copied, total) => progress.step(what, total > 0 ? copied / total : 1));
     } else {
+      progress.blockingStep(what, size);
       db.run('VACUUM INTO ?', [partial]);
     }
     chmodSync(partial, 0o600);
-    progress.step(`checking the copy's integrity ...`);
+    progress.blockingStep(`checking the copy's integrity ...`, size);
     const loaded = await loadDriver(db.capabilities.name);
     if (!loaded.ok) throw new CliError('failed', `cannot verify the copy: ${loaded.reason}`);
     // Nobody else knows the partial file, so opening it directly cannot meet another process's locks.

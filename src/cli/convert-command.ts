@@ -10,7 +10,7 @@
  * when it meets a posix file; then the file is opened through the normal path
  * with the target driver and integrity-checked.
  */
-import { realpathSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { convertFileProtocol } from '../db/convert-protocol.js';
 import { DbError } from '../db/db-error.js';
 import type { Driver, LockProtocol } from '../db/driver.js';
@@ -67,18 +67,20 @@ export async function convertCommand(io: CliIo, flags: Record<string, unknown>):
   const source = await loadDriver(DRIVER_FOR_PROTOCOL[from]);
   const reader: Driver = source.ok ? source.driver : target.driver;
   const progress = progressFor(io);
+  // Every step is one blocking call over the file.
+  const bytes = statSync(path).size;
   try {
-    progress.step('checking that no process has the database open ...');
+    progress.blockingStep('checking that no process has the database open ...', bytes);
     try {
       withSetupLock(path, SETUP_WAIT_MS, () => {
         refuseWhileHeld(io, path, 'convert');
-        convertFileProtocol(path, to, reader, target.driver, { onStep: (step) => progress.step(step) });
+        convertFileProtocol(path, to, reader, target.driver, { onStep: (step) => progress.blockingStep(step, bytes) });
       });
     } catch (error) {
       throw asCliError(error);
     }
 
-    progress.step(`verifying with the ${toName} driver ...`);
+    progress.blockingStep(`verifying with the ${toName} driver ...`, bytes);
     const reopened = await openDatabase({ dataDir: config.data_directory, driver: toName, now: () => io.clock.now() });
     let problems: string[];
     try {

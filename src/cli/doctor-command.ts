@@ -166,7 +166,7 @@ async function checkDatabase(io: CliIo, config: Config | undefined, path: string
   }
   checks.push(await checkSchema(path));
   const progress = progressFor(io);
-  progress.step(full ? `checking every page of ${formatBytes(st.size)} ...` : 'checking the integrity of the bus tables ...');
+  progress.blockingStep(full ? `checking every page of ${formatBytes(st.size)} ...` : 'checking the integrity of the bus tables ...', full ? st.size : 0);
   let problems: string[];
   try {
     const db = openForInspection(path, loaded.driver);

@@ -106,15 +106,17 @@ export async function restoreCommand(io: CliIo, args: readonly string[], flags: 
 
   const progress = progressFor(io);
   const copy = `${path}.restoring-${process.pid}`;
+  // Every step is one blocking call over the file.
+  const bytes = statSync(backup).size;
   try {
-    progress.step(`copying ${backup} (${formatBytes(statSync(backup).size)}) ...`);
+    progress.blockingStep(`copying ${backup} (${formatBytes(bytes)}) ...`, bytes);
     copyFileSync(backup, copy);
     chmodSync(copy, 0o600);
-    progress.step('checking the copy ...');
+    progress.blockingStep('checking the copy ...', bytes);
     const { schemaVersion } = checkCopy(copy, backup, await readerFor(state.protocol));
 
     const aside = join(dataDir, 'backups', `agentbus-${stamp(io.clock.now())}-replaced.db`);
-    progress.step('checking that no process has the database open ...');
+    progress.blockingStep('checking that no process has the database open ...', bytes);
     let replaced = false;
     try {
       withSetupLock(path, SETUP_WAIT_MS, () => {
@@ -135,7 +137,7 @@ export async function restoreCommand(io: CliIo, args: readonly string[], flags: 
     let opened = '';
     const driver = await loadDriver(DRIVER_FOR_PROTOCOL[state.protocol]);
     if (driver.ok) {
-      progress.step('opening the restored database ...');
+      progress.blockingStep('opening the restored database ...', bytes);
       const { db, migrations } = await openDatabase({ dataDir, driver: DRIVER_FOR_PROTOCOL[state.protocol], now: () => io.clock.now() });
       db.close();
       opened = migrations.applied.length > 0 ? `, upgraded from schema v${schemaVersion} to v${migrations.version}` : '';
