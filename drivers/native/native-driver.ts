@@ -191,7 +191,7 @@ class NativeConnection implements Connection {
   readonly #statements = new Set<NativeStatement>();
   #changes: StatementSync | undefined;
 
-  /** Present when this node:sqlite has backup() (Node 22.16 and later): the contract's optional stepped copy. */
+  /** Present when this Node's node:sqlite has backup(): the contract's optional stepped copy. */
   readonly copyTo?: (path: string, onStep: (copiedPages: number, totalPages: number) => void) => Promise<void>;
 
   constructor(db: DatabaseSync, path: string, capabilities: DriverCapabilities, sqlite?: SqliteModule) {
