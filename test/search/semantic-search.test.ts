@@ -148,6 +148,24 @@ describe('semantic search', () => {
     expect([...seqs(first), ...seqs(second)].sort((x, y) => x - y)).toEqual(all);
   });
 
+  it('pages a both ranking with continuation: the fused list once, in order, while new messages arrive', async () => {
+    for (let i = 0; i < 5; i++) await post(sam, 'notes', `release checklist item ${i}`);
+    for (let i = 0; i < 4; i++) await post(sam, 'chat', `release party plan ${i}`);
+    await drain();
+    const whole = await search(fx.ctx, { as: sam, query: 'release', mode: 'both', count: 100 });
+    expect(whole.mode).toBe('both');
+    const paged: number[] = [];
+    let continuation: string | undefined;
+    do {
+      const page = await search(fx.ctx, { as: sam, query: 'release', mode: 'both', count: 3, ...(continuation ? { continuation } : {}) });
+      paged.push(...seqs(page));
+      continuation = page.continuation ?? undefined;
+      // A matching chat message between pages: the window bound keeps it out of this paging.
+      if (continuation !== undefined) await post(kim, 'chat', 'release notes drafted');
+    } while (continuation !== undefined);
+    expect(paged).toEqual(seqs(whole));
+  });
+
   it('ranks more memories than its candidate passes keep as exact brute force does, across pages', async () => {
     // Memories beyond BINARY_CANDIDATES, written as the bus stores them (vectors from the test endpoint's own function).
     const words = ['disk', 'network', 'deploy', 'cache', 'lock', 'schema', 'budget', 'latency', 'backup', 'search'];
