@@ -120,6 +120,10 @@ describe('text ranking windows', () => {
     const scores = all.scores.slice(0, TEXT_WINDOW);
     expect(scores).toEqual([...scores].sort((a, b) => b - a));
     expect(all.pages).toBe(Math.ceil(total / 150));
+    // A prefix reads each window in one statement (search-text-window.ts): the same windows, the same order.
+    const prefixed = await allPages({ query: 'grap*', count: 150 });
+    expect(prefixed.seqs).toEqual(all.seqs);
+    expect(prefixed.scores).toEqual(all.scores);
   });
 
   it('keeps paging the same window when matching messages arrive between pages', async () => {
