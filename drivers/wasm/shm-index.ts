@@ -70,8 +70,16 @@ const W_ALOCK = 30; // bytes 120..127: SQLite's unused aLock[] placeholder, neve
 const W_HEADER_END = 34; // 136 bytes of header + checkpoint info
 const W_HEADER_COPY = 12; // one copy of WalIndexHdr: 48 bytes
 const LOCK_WRITE = 0;
+const LOCK_CKPT = 1;
 const LOCK_RECOVER = 2;
 const READ_LOCK_0 = 3;
+/**
+ * A lock-table read at most this old that shows a live holder refuses a
+ * checkpoint (CKPT) or read-mark (READ_LOCK(1..)) try at once: SQLite takes
+ * those only to try, and goes on without them when refused, so the handshake
+ * (2 pwrite + 1 pread) would only confirm what was just seen.
+ */
+const SEEN_FRESH_MS = 1;
 /** Pushes merge runs of changed hash-table words closer than this many words. */
 const HASH_MERGE_GAP = 32;
 const SCOPE_NONE = 0;
@@ -272,12 +280,14 @@ export class ShmIndex {
   lock(ofst: number, n: number, flags: number): Refusal | undefined {
     const rec = this.#record;
     if (flags & SHM_UNLOCK) {
+      // Releases go out with the next write of the record or when the file layer settles (clearLater):
+      // per commit, a read-mark release with the shared take after it, and the write lock's release with the read lock's.
       if (flags & SHM_EXCLUSIVE) {
         this.push();
-        rec.write(REC.shmExclusive + ofst, n, 0);
+        rec.clearLater(REC.shmExclusive + ofst, n);
         this.#dirty = this.#heldScope();
       } else {
-        rec.write(REC.shmShared + ofst, n, 0);
+        rec.clearLater(REC.shmShared + ofst, n);
       }
       return undefined;
     }
@@ -303,6 +313,12 @@ export class ShmIndex {
     }
     const conflicts: number[] = [];
     for (let j = ofst; j < ofst + n; j++) conflicts.push(REC.shmShared + j, REC.shmExclusive + j);
+    if (n === 1 && (ofst === LOCK_CKPT || ofst > READ_LOCK_0) && rec.seenHeldByLive(conflicts, SEEN_FRESH_MS)) {
+      // A checkpoint or read-mark try that a lock-table read of a moment ago already refuses: no handshake.
+      count(`busy.seen.${ofst}`);
+      this.pull(false, true);
+      return rec.refused(conflicts);
+    }
     if (!rec.tryTake(REC.shmExclusive + ofst, n, conflicts)) {
       count(`busy.excl.${ofst}.${n}`);
       this.pull(false, true);

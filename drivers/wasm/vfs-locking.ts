@@ -7,6 +7,7 @@
  * wait (busy-wait.ts).
  */
 import { sleepSync } from '../../src/db/sleep-sync.js';
+import { settleReleases } from './lock-table.js';
 import { liveness } from './owner-liveness.js';
 import { ShmIndex, type WasmHeap } from './shm-index.js';
 import { SQLITE_IOERR_SHMLOCK, SQLITE_IOERR_SHMOPEN, SQLITE_OK } from './sqlite-codes.js';
@@ -84,6 +85,7 @@ export function sleep(layer: NodeFsVfs, micros: number): void {
   count('sleep');
   count('sleep.us', micros);
   layer.enterDeferred();
+  settleReleases();
   refreshQuietly(layer, true);
   sleepSync(micros / 1000);
   refreshQuietly(layer, false);
