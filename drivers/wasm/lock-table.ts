@@ -241,6 +241,13 @@ export class LockRecord implements KeptLease {
     return this.#mine[offset] !== 0;
   }
 
+  /** True when this record holds any byte of [from, from+n): one call where a loop of holds() ran per statement. */
+  holdsAny(from: number, n: number): boolean {
+    const mine = this.#mine;
+    for (let i = from; i < from + n; i++) if (mine[i] !== 0) return true;
+    return false;
+  }
+
   /**
    * Sets or clears bytes [from, from+n) of this record and writes them,
    * together with any release still held back (clearLater) in one pwrite.

@@ -109,6 +109,22 @@ interface Region {
   readonly collected: number;
 }
 
+/** The record bytes a shared take of slot i conflicts with, per slot: made once, not per lock. */
+const SHARED_CONFLICTS: readonly (readonly number[])[] = Array.from({ length: 8 }, (_, i) => [REC.shmExclusive + i]);
+/** The same for exclusive takes of slots [ofst, ofst+n), by ofst * 9 + n, made on first use. */
+const EXCLUSIVE_CONFLICTS: (readonly number[] | undefined)[] = [];
+
+/** The record bytes an exclusive take of slots [ofst, ofst+n) conflicts with: every shared and exclusive byte of them. */
+function exclusiveConflicts(ofst: number, n: number): readonly number[] {
+  const key = ofst * 9 + n;
+  const known = EXCLUSIVE_CONFLICTS[key];
+  if (known !== undefined) return known;
+  const conflicts: number[] = [];
+  for (let j = ofst; j < ofst + n; j++) conflicts.push(REC.shmShared + j, REC.shmExclusive + j);
+  EXCLUSIVE_CONFLICTS[key] = conflicts;
+  return conflicts;
+}
+
 /** The `-shm` path of a database. */
 export function shmPath(dbPath: string): string {
   return `${dbPath}-shm`;
@@ -292,7 +308,7 @@ export class ShmIndex {
       return undefined;
     }
     if (flags & SHM_SHARED) {
-      const conflicts = [REC.shmExclusive + ofst];
+      const conflicts = SHARED_CONFLICTS[ofst] as readonly number[];
       if (!rec.tryTake(REC.shmShared + ofst, n, conflicts)) {
         count(`busy.shared.${ofst}`);
         this.pull(false, true);
@@ -311,8 +327,7 @@ export class ShmIndex {
       }
       return undefined;
     }
-    const conflicts: number[] = [];
-    for (let j = ofst; j < ofst + n; j++) conflicts.push(REC.shmShared + j, REC.shmExclusive + j);
+    const conflicts = exclusiveConflicts(ofst, n);
     if (n === 1 && (ofst === LOCK_CKPT || ofst > READ_LOCK_0) && rec.seenHeldByLive(conflicts, SEEN_FRESH_MS)) {
       // A checkpoint or read-mark try that a lock-table read of a moment ago already refuses: no handshake.
       count(`busy.seen.${ofst}`);
@@ -342,8 +357,7 @@ export class ShmIndex {
   #heldScope(): number {
     const rec = this.#record;
     if (this.#dbExclusive || rec.holds(REC.shmExclusive + LOCK_WRITE) || rec.holds(REC.shmExclusive + LOCK_RECOVER)) return SCOPE_FULL;
-    for (let j = 0; j < 8; j++) if (rec.holds(REC.shmExclusive + j)) return SCOPE_HEADER;
-    return SCOPE_NONE;
+    return rec.holdsAny(REC.shmExclusive, 8) ? SCOPE_HEADER : SCOPE_NONE;
   }
 
   #fullyBackfilled(): boolean {
@@ -356,9 +370,8 @@ export class ShmIndex {
 
   /** True while this connection holds any WAL-index slot, shared or exclusive. */
   holdsSlot(): boolean {
-    const rec = this.#record;
-    for (let j = 0; j < 8; j++) if (rec.holds(REC.shmShared + j) || rec.holds(REC.shmExclusive + j)) return true;
-    return false;
+    // The shared bytes and the exclusive bytes right after them: one span.
+    return this.#record.holdsAny(REC.shmShared, REC.shmExclusive + 8 - REC.shmShared);
   }
 
   /** Brings the private copy up to date with the file (pushing own changes first); nothing once fenced. */
