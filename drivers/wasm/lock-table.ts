@@ -157,6 +157,8 @@ export class LockRecord implements KeptLease {
   #laterTo = -1;
   /** When (performance.now) the table was last read into #table by #refresh; -Infinity before. */
   #readAt = Number.NEGATIVE_INFINITY;
+  /** The first conflict offsets seenHeldByLive has refused for since that read: each only once per read. */
+  readonly #seenAnswered = new Set<number>();
 
   private constructor(dbPath: string, owner: LockOwner, fd: number, index: number, head: Buffer) {
     this.dbPath = dbPath;
@@ -357,6 +359,9 @@ export class LockRecord implements KeptLease {
   seenHeldByLive(offsets: readonly number[], maxAgeMs: number): boolean {
     const now = performance.now();
     if (now - this.#readAt > maxAgeMs) return false;
+    // One answer per read and first offset: SQLite retries a refused read-mark try in a loop, and each retry must look again.
+    const key = offsets[0] as number;
+    if (this.#seenAnswered.has(key)) return false;
     const table = this.#table;
     const end = this.#tableLength;
     for (let base = 0; base < end; base += RECORD_SIZE) {
@@ -370,7 +375,10 @@ export class LockRecord implements KeptLease {
       }
       if (!hit) continue;
       const r = base / RECORD_SIZE;
-      if ((this.#aliveUntil[r] as number) > now && this.#sameJudgedWords(r)) return true;
+      if ((this.#aliveUntil[r] as number) > now && this.#sameJudgedWords(r)) {
+        this.#seenAnswered.add(key);
+        return true;
+      }
     }
     return false;
   }
@@ -590,6 +598,7 @@ export class LockRecord implements KeptLease {
     const n = readSync(this.#fd, this.#table, 0, this.#table.length, 0);
     this.#tableLength = n - (n % RECORD_SIZE);
     this.#readAt = performance.now();
+    if (this.#seenAnswered.size !== 0) this.#seenAnswered.clear();
     count('lock.read');
     // Our own record comes with every read: a revocation or a take-over is noticed at the next lock.
     const base = this.index * RECORD_SIZE;

@@ -3,7 +3,7 @@
  * WAL-index slot's release back to merge it into the record's next write
  * (LockRecord.clearLater), and refuses a checkpoint or read-mark try without
  * a handshake when a lock-table read of a moment ago already shows a live
- * holder (LockRecord.seenHeldByLive). These cases read the real lock table
+ * holder (LockRecord.seenHeldByLive, once per read). These cases read the real lock table
  * from outside: every take is on disk before its statement goes on, no
  * release is left behind when a statement returns, and an owner is never
  * taken for alive by the shortcut unless the full judgement said so.
@@ -133,6 +133,8 @@ describe('wasm lock table: releases merged, refusals seen', () => {
       holder.write(REC.shmExclusive + CKPT, 1, 1);
       expect(record.othersHoldAny(conflicts), 'the full judgement: held by a live owner').toBe(true);
       expect(record.seenHeldByLive(conflicts, 1_000), 'seen a moment ago').toBe(true);
+      expect(record.seenHeldByLive(conflicts, 1_000), 'but only once per read: a retry looks again').toBe(false);
+      expect(record.othersHoldAny(conflicts)).toBe(true);
       const readAt = performance.now();
       while (performance.now() - readAt < 3);
       expect(record.seenHeldByLive(conflicts, 1), 'a read older than the limit decides nothing').toBe(false);
