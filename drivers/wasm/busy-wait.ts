@@ -10,7 +10,7 @@
  * process's leases.
  */
 import { sleepSync } from '../../src/db/sleep-sync.js';
-import type { Refusal } from './lock-table.js';
+import { settleReleases, type Refusal } from './lock-table.js';
 import { liveness } from './owner-liveness.js';
 import { count } from './vfs-stats.js';
 
@@ -53,6 +53,8 @@ export class BusyWaiter {
     const refusal = taken?.record.open === true ? taken : undefined;
     const conflicts = refusal?.conflicts;
     const until = now + Math.min(left, MAX_WAIT_MS);
+    // Nothing held back while waiting: the owner waited for may be waiting for one of our releases.
+    settleReleases();
     // Jitter so that waiters woken by one release do not all collide again.
     sleepSync(Math.random() * POLL_MS);
     try {

@@ -48,6 +48,29 @@ import { count } from './vfs-stats.js';
 /** At most this many records: the table is read whole on every lock. */
 const MAX_RECORDS = 1024;
 
+/** The records of this process with a release held back (LockRecord.clearLater). */
+const unsettled = new Set<LockRecord>();
+
+/**
+ * Writes every release held back by LockRecord.clearLater in this process.
+ * The file layer calls it at the end of every statement and before every
+ * sleep, so a release is never held past the SQLite call that made it nor
+ * across a wait. A failed write is kept for the next settle; returns the
+ * first failure, or undefined.
+ */
+export function settleReleases(): unknown {
+  if (unsettled.size === 0) return undefined;
+  let failure: unknown;
+  for (const record of [...unsettled]) {
+    try {
+      record.settle();
+    } catch (error) {
+      failure ??= error;
+    }
+  }
+  return failure;
+}
+
 /**
  * A lock that was not granted (SQLite is answered SQLITE_BUSY), returned to
  * the file layer, which hands it to the busy wait: the record that asked and
@@ -129,6 +152,13 @@ export class LockRecord implements KeptLease {
   readonly #watch = new LeaseWatch();
   /** Checks that files beside the database were not deleted under this connection (addFileCheck). */
   readonly #fileChecks: (() => string | undefined)[] = [];
+  /** The span of lock bytes whose release is held back (clearLater), from..to; from -1 when none. */
+  #laterFrom = -1;
+  #laterTo = -1;
+  /** When (performance.now) the table was last read into #table by #refresh; -Infinity before. */
+  #readAt = Number.NEGATIVE_INFINITY;
+  /** The first conflict offsets seenHeldByLive has refused for since that read: each only once per read. */
+  readonly #seenAnswered = new Set<number>();
 
   private constructor(dbPath: string, owner: LockOwner, fd: number, index: number, head: Buffer) {
     this.dbPath = dbPath;
@@ -213,23 +243,78 @@ export class LockRecord implements KeptLease {
     return this.#mine[offset] !== 0;
   }
 
-  /** Sets or clears bytes [from, from+count) of this record and writes them. */
-  write(from: number, count: number, value: 0 | 1): void {
-    // A plain loop: Buffer.fill's argument handling cost more than the pwrite's own JavaScript on every lock.
+  /** True when this record holds any byte of [from, from+n): one call where a loop of holds() ran per statement. */
+  holdsAny(from: number, n: number): boolean {
     const mine = this.#mine;
-    for (let i = from; i < from + count; i++) mine[i] = value;
-    writeSync(this.#fd, this.#mine, from, count, this.index * RECORD_SIZE + from);
+    for (let i = from; i < from + n; i++) if (mine[i] !== 0) return true;
+    return false;
   }
 
   /**
-   * Dekker's handshake: sets bytes [from, from+count), reads the table, and
+   * Sets or clears bytes [from, from+n) of this record and writes them,
+   * together with any release still held back (clearLater) in one pwrite.
+   */
+  write(from: number, n: number, value: 0 | 1): void {
+    // A plain loop: Buffer.fill's argument handling cost more than the pwrite's own JavaScript on every lock.
+    const mine = this.#mine;
+    for (let i = from; i < from + n; i++) mine[i] = value;
+    let start = from;
+    let end = from + n;
+    if (this.#laterFrom >= 0) {
+      start = Math.min(start, this.#laterFrom);
+      end = Math.max(end, this.#laterTo);
+      this.#laterFrom = -1;
+      unsettled.delete(this);
+    }
+    writeSync(this.#fd, mine, start, end - start, this.index * RECORD_SIZE + start);
+    count('lock.write');
+  }
+
+  /**
+   * Clears lock bytes [from, from+count) of this record now and writes the
+   * release later: with this record's next write, or at the latest when the
+   * file layer settles (settleReleases: at the end of every statement and
+   * before every sleep). Holding a release back only makes others wait a
+   * little longer, never lets anyone in early, so Dekker's handshake holds; a
+   * release that follows a WAL-index push still reaches the table after it.
+   * Only lock bytes (LOCK_BYTES) are held back: the bytes between two of them
+   * are this record's own, so one pwrite of the span is exact.
+   */
+  clearLater(from: number, count: number): void {
+    const mine = this.#mine;
+    for (let i = from; i < from + count; i++) mine[i] = 0;
+    if (this.#laterFrom < 0) {
+      this.#laterFrom = from;
+      this.#laterTo = from + count;
+      unsettled.add(this);
+      return;
+    }
+    this.#laterFrom = Math.min(this.#laterFrom, from);
+    this.#laterTo = Math.max(this.#laterTo, from + count);
+  }
+
+  /** Writes the releases held back by clearLater, if any (none once fenced for a record that may be someone else's). */
+  settle(): void {
+    const from = this.#laterFrom;
+    if (from < 0) return;
+    if (this.#fd >= 0 && (this.#fenced === undefined || this.#ownRecordIntact)) {
+      writeSync(this.#fd, this.#mine, from, this.#laterTo - from, this.index * RECORD_SIZE + from);
+      count('lock.write');
+    }
+    this.#laterFrom = -1;
+    unsettled.delete(this);
+  }
+
+  /**
+   * Dekker's handshake: sets bytes [from, from+n), reads the table, and
    * keeps them only when no other record that counts (see Purpose) has any
    * byte of `conflicts` (offsets) set. Returns true when taken.
    */
-  tryTake(from: number, count: number, conflicts: readonly number[], purpose: Purpose = 'take'): boolean {
-    this.write(from, count, 1);
+  tryTake(from: number, n: number, conflicts: readonly number[], purpose: Purpose = 'take'): boolean {
+    count('lock.take');
+    this.write(from, n, 1);
     if (!this.othersHoldAny(conflicts, purpose)) return true;
-    this.write(from, count, 0);
+    this.write(from, n, 0);
     return false;
   }
 
@@ -258,6 +343,42 @@ export class LockRecord implements KeptLease {
       if (!hit) continue;
       if (table.readUInt32LE(base + REC.pid) === 0) continue;
       if (this.#counts(base, purpose)) return true;
+    }
+    return false;
+  }
+
+  /**
+   * True when the table as last read, at most `maxAgeMs` ago, shows another
+   * record holding any of `offsets` whose owner is known alive without
+   * judging it again (judged alive by pid within ALIVE_CACHE_MS, identity,
+   * realm and lease words unchanged since; see #counts). Only ever a reason
+   * to refuse a lock without a handshake: an older read, or a holder not
+   * known alive this way, answers false, and the caller does the handshake.
+   * No syscall.
+   */
+  seenHeldByLive(offsets: readonly number[], maxAgeMs: number): boolean {
+    const now = performance.now();
+    if (now - this.#readAt > maxAgeMs) return false;
+    // One answer per read and first offset: SQLite retries a refused read-mark try in a loop, and each retry must look again.
+    const key = offsets[0] as number;
+    if (this.#seenAnswered.has(key)) return false;
+    const table = this.#table;
+    const end = this.#tableLength;
+    for (let base = 0; base < end; base += RECORD_SIZE) {
+      if (base === this.index * RECORD_SIZE) continue;
+      let hit = false;
+      for (let k = 0; k < offsets.length; k++) {
+        if (table[base + (offsets[k] as number)] !== 0) {
+          hit = true;
+          break;
+        }
+      }
+      if (!hit) continue;
+      const r = base / RECORD_SIZE;
+      if ((this.#aliveUntil[r] as number) > now && this.#sameJudgedWords(r)) {
+        this.#seenAnswered.add(key);
+        return true;
+      }
     }
     return false;
   }
@@ -476,6 +597,9 @@ export class LockRecord implements KeptLease {
     if (this.#fenced !== undefined) throw new Error(this.#fenced);
     const n = readSync(this.#fd, this.#table, 0, this.#table.length, 0);
     this.#tableLength = n - (n % RECORD_SIZE);
+    this.#readAt = performance.now();
+    if (this.#seenAnswered.size !== 0) this.#seenAnswered.clear();
+    count('lock.read');
     // Our own record comes with every read: a revocation or a take-over is noticed at the next lock.
     const base = this.index * RECORD_SIZE;
     const table = this.#table;

@@ -1,77 +1,25 @@
 /**
- * SQLite's file layer (VFS) over synchronous node:fs. Files are real files on
- * disk in SQLite's own formats, so stock SQLite can read them when no agentbus
- * process runs. Locking is the `portable` protocol (portable-locks.ts and
- * the lock table), WAL shared memory is shm-index.ts, and sleeps block with
- * Atomics.wait instead of spinning.
+ * SQLite's file layer (VFS) over synchronous node:fs: its state, one
+ * NodeFsVfs per SQLite runtime, and its registration. Files are real files
+ * on disk in SQLite's own formats, so stock SQLite can read them when no
+ * agentbus process runs. The C calls are converted to JavaScript values once
+ * in vfs-facade.ts; the file semantics are vfs-files.ts; the locking policy
+ * (the `portable` protocol over the lock table, the WAL index of
+ * shm-index.ts, sleeps that block with Atomics.wait) is vfs-locking.ts.
  */
-import {
-  closeSync,
-  constants as fsc,
-  fdatasyncSync,
-  fstatSync,
-  fsyncSync,
-  ftruncateSync,
-  openSync,
-  readSync,
-  statSync,
-  unlinkSync,
-  writeSync,
-  writevSync,
-  accessSync,
-} from 'node:fs';
-import { randomFillSync, randomBytes } from 'node:crypto';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { sleepSync } from '../../src/db/sleep-sync.js';
-import { LockRecord, type Refusal } from './lock-table.js';
-import { DatabaseLock } from './portable-locks.js';
-import { ShmIndex } from './shm-index.js';
-import { closeConnectionNumber, liveness, openConnectionNumber, selfOwner } from './owner-liveness.js';
-import {
-  SQLITE_BUSY,
-  SQLITE_CANTOPEN,
-  SQLITE_FULL,
-  SQLITE_IOERR,
-  SQLITE_IOERR_ACCESS,
-  SQLITE_IOERR_CHECKRESERVEDLOCK,
-  SQLITE_IOERR_DELETE,
-  SQLITE_IOERR_DELETE_NOENT,
-  SQLITE_IOERR_FSTAT,
-  SQLITE_IOERR_FSYNC,
-  SQLITE_IOERR_LOCK,
-  SQLITE_IOERR_READ,
-  SQLITE_IOERR_SHMLOCK,
-  SQLITE_IOERR_SHMMAP,
-  SQLITE_IOERR_SHMOPEN,
-  SQLITE_IOERR_SHORT_READ,
-  SQLITE_IOERR_TRUNCATE,
-  SQLITE_IOERR_UNLOCK,
-  SQLITE_IOERR_WRITE,
-  SQLITE_NOTFOUND,
-  SQLITE_OK,
-} from './sqlite-codes.js';
-import { readCString } from './c-string.js';
+import { closeSync, unlinkSync, writeSync, writevSync } from 'node:fs';
+import type { LockRecord, Refusal } from './lock-table.js';
+import type { DatabaseLock } from './portable-locks.js';
+import type { ShmIndex } from './shm-index.js';
+import { closeConnectionNumber, liveness } from './owner-liveness.js';
+import { SQLITE_BUSY, SQLITE_FULL, SQLITE_IOERR, SQLITE_IOERR_WRITE, SQLITE_OK } from './sqlite-codes.js';
 import type { Sqlite3 } from './sqlite-runtime.js';
-import { count } from './vfs-stats.js';
-import { wordDiff } from './word-diff.js';
+import { registerFacade } from './vfs-facade.js';
 
 /** The name the file layer registers under. */
 export const VFS_NAME = 'agentbus-nodefs';
 
-
-const OPEN_READONLY = 0x1;
-const OPEN_READWRITE = 0x2;
-const OPEN_CREATE = 0x4;
-const OPEN_DELETEONCLOSE = 0x8;
-const OPEN_EXCLUSIVE = 0x10;
-const OPEN_MAIN_DB = 0x100;
 const OPEN_WAL = 0x80000;
-
-const ACCESS_EXISTS = 0;
-const SYNC_DATAONLY = 0x10;
-const IOCAP_POWERSAFE_OVERWRITE = 0x1000;
-const SECTOR_SIZE = 4096;
 
 /** The state behind one sqlite3_file. */
 export interface OpenFile {
@@ -95,14 +43,6 @@ export interface OpenFile {
   readonly dbPath: string | undefined;
   /** When it was opened, for fencing (owner-liveness.ts): files opened before a fence stay fenced. */
   readonly generation: number;
-}
-
-/** The database a file of SQLite's belongs to, by its name. */
-function databaseOf(path: string, flags: number, anonymous: boolean): string | undefined {
-  if (anonymous) return undefined;
-  if (flags & OPEN_MAIN_DB) return path;
-  for (const suffix of ['-wal', '-journal']) if (path.endsWith(suffix)) return path.slice(0, -suffix.length);
-  return undefined;
 }
 
 const debug = process.env.AGENTBUS_WASM_DEBUG === '1';
@@ -448,274 +388,7 @@ export function installNodeFsVfs(sqlite3: Sqlite3): NodeFsVfs {
   const known = layers.get(sqlite3);
   if (known !== undefined) return known;
   const layer = new NodeFsVfs();
-  const { wasm, capi } = sqlite3;
-
-  const ioMethods = new capi.sqlite3_io_methods();
-  // Version 2 adds the xShm* methods: SQLite shared memory, hence WAL mode (shm-index.ts).
-  ioMethods.$iVersion = 2;
-  const vfs = new capi.sqlite3_vfs();
-  vfs.$iVersion = 2;
-  vfs.$szOsFile = capi.sqlite3_file.structInfo.sizeof;
-  vfs.$mxPathname = 1024;
-  vfs.$zName = wasm.allocCString(VFS_NAME);
-
-  const heap = {
-    heap8u: () => wasm.heap8u(),
-    heap32: () => wasm.heap32(),
-    alloc: (n: number) => wasm.alloc(n),
-    dealloc: (p: number) => wasm.dealloc(p),
-    diff: wordDiff(wasm.memory),
-  };
-
-  const io = {
-    xClose: (pFile: number): number => layer.close(pFile),
-    xRead: layer.onFile('xRead', SQLITE_IOERR_READ, (f, pDest: number, n: number, offset: bigint) => {
-      let pos = Number(offset);
-      let done = 0;
-      const heap8 = wasm.heap8u();
-      while (done < n) {
-        const got = readSync(f.fd, heap8, pDest + done, n - done, pos);
-        if (got === 0) break;
-        done += got;
-        pos += got;
-      }
-      if (done < n) {
-        heap8.fill(0, pDest + done, pDest + n);
-        return SQLITE_IOERR_SHORT_READ;
-      }
-      return SQLITE_OK;
-    }),
-    xWrite: layer.onFile(
-      'xWrite',
-      SQLITE_IOERR_WRITE,
-      (f, pSrc: number, n: number, offset: bigint) => {
-        layer.write(f, wasm.heap8u(), pSrc, n, Number(offset));
-        return SQLITE_OK;
-      },
-      false,
-    ),
-    xTruncate: layer.onFile('xTruncate', SQLITE_IOERR_TRUNCATE, (f, size: bigint) => {
-      ftruncateSync(f.fd, Number(size));
-      return SQLITE_OK;
-    }),
-    xSync: layer.onFile('xSync', SQLITE_IOERR_FSYNC, (f, flags: number) => {
-      if (flags & SYNC_DATAONLY) fdatasyncSync(f.fd);
-      else fsyncSync(f.fd);
-      return SQLITE_OK;
-    }),
-    xFileSize: layer.onFile('xFileSize', SQLITE_IOERR_FSTAT, (f, pSize: number) => {
-      wasm.poke64(pSize, BigInt(fstatSync(f.fd).size));
-      return SQLITE_OK;
-    }),
-    xLock: layer.onFile('xLock', SQLITE_IOERR_LOCK, (f, level: number) => (f.lock === undefined ? SQLITE_OK : layer.answer(f.lock.lock(level)))),
-    xUnlock: layer.onFile('xUnlock', SQLITE_IOERR_UNLOCK, (f, level: number) => (f.lock === undefined ? SQLITE_OK : f.lock.unlock(level))),
-    xCheckReservedLock: layer.onFile('xCheckReservedLock', SQLITE_IOERR_CHECKRESERVEDLOCK, (f, pOut: number) => {
-      wasm.poke32(pOut, f.lock !== undefined && f.lock.othersReserved() ? 1 : 0);
-      return SQLITE_OK;
-    }),
-    xFileControl(): number {
-      return SQLITE_NOTFOUND;
-    },
-    xSectorSize(): number {
-      return SECTOR_SIZE;
-    },
-    xDeviceCharacteristics(): number {
-      return IOCAP_POWERSAFE_OVERWRITE;
-    },
-    // SQLite shared memory for WAL mode: the cross-process WAL index of shm-index.ts.
-    xShmMap: layer.onFile('xShmMap', SQLITE_IOERR_SHMMAP, (f, iRegion: number, szRegion: number, bExtend: number, pp: number) => {
-      if (f.record === undefined || f.lock === undefined) return SQLITE_IOERR_SHMOPEN;
-      let shm = f.shm;
-      if (shm === undefined) {
-        try {
-          const opened = new ShmIndex(heap, f.record);
-          layer.addIndex(f, opened);
-          f.lock.setHooks({
-            onExclusive: () => opened.onDatabaseExclusive(),
-            beforeExclusiveRelease: () => opened.beforeDatabaseExclusiveRelease(),
-          });
-          shm = opened;
-        } catch (error) {
-          return layer.failed('xShmMap', error, SQLITE_IOERR_SHMOPEN, f.path);
-        }
-      }
-      wasm.pokePtr(pp, shm.map(iRegion, szRegion, bExtend !== 0));
-      return SQLITE_OK;
-    }),
-    xShmLock: layer.onFile('xShmLock', SQLITE_IOERR_SHMLOCK, (f, ofst: number, n: number, flags: number) =>
-      f.shm === undefined ? SQLITE_IOERR_SHMLOCK : layer.answer(f.shm.lock(ofst, n, flags)),
-    ),
-    xShmBarrier(): void {
-      // The private copy only changes under our own control (pulls at lock
-      // and sleep points), so there is nothing to order here. A held-back WAL
-      // frame header is written now all the same; a barrier cannot return a
-      // code, so a failure is reported by the next call (SQLite never barriers
-      // between the two writes of a frame, so this does not happen in practice).
-      layer.enterDeferred();
-    },
-    xShmUnmap: layer.onFile('xShmUnmap', SQLITE_IOERR, (f, deleteFlag: number) => {
-      const shm = layer.removeIndex(f);
-      if (shm === undefined) return SQLITE_OK;
-      f.lock?.setHooks(undefined);
-      shm.unmap(deleteFlag !== 0);
-      return SQLITE_OK;
-    }),
-  };
-
-  const vfsMethods = {
-    xOpen(pVfs: number, zName: number, pFile: number, flags: number, pOutFlags: number): number {
-      wasm.pokePtr(pFile, 0);
-      return openFile(pVfs, zName, pFile, flags, pOutFlags);
-    },
-    xDelete: layer.onVfs('xDelete', SQLITE_IOERR_DELETE, (_pVfs: number, zName: number) => {
-      const path = readCString(wasm, zName);
-      try {
-        unlinkSync(path);
-        return SQLITE_OK;
-      } catch (error) {
-        return errnoCode(error) === 'ENOENT' ? SQLITE_IOERR_DELETE_NOENT : layer.failed('xDelete', error, SQLITE_IOERR_DELETE, path);
-      }
-    }),
-    xAccess: layer.onVfs('xAccess', SQLITE_IOERR_ACCESS, (_pVfs: number, zName: number, flags: number, pOut: number) => {
-      const path = readCString(wasm, zName);
-      let ok = false;
-      try {
-        if (flags === ACCESS_EXISTS) {
-          // As unix does: an empty regular file (e.g. a zero-length -wal) does not count.
-          const st = statSync(path, { throwIfNoEntry: false });
-          ok = st !== undefined && (!st.isFile() || st.size > 0);
-        } else {
-          accessSync(path, fsc.R_OK | fsc.W_OK);
-          ok = true;
-        }
-      } catch (error) {
-        if (errnoCode(error) !== 'ENOENT' && errnoCode(error) !== 'EACCES') return layer.failed('xAccess', error, SQLITE_IOERR_ACCESS, path);
-      }
-      wasm.poke32(pOut, ok ? 1 : 0);
-      return SQLITE_OK;
-    }),
-    xFullPathname(_pVfs: number, zName: number, nOut: number, zOut: number): number {
-      const full = Buffer.from(resolve(readCString(wasm, zName)), 'utf8');
-      if (full.length + 1 > nOut) return SQLITE_CANTOPEN;
-      const heap8 = wasm.heap8u();
-      heap8.set(full, zOut);
-      heap8[zOut + full.length] = 0;
-      return SQLITE_OK;
-    },
-    xRandomness(_pVfs: number, n: number, zOut: number): number {
-      randomFillSync(wasm.heap8u(), zOut, n);
-      return n;
-    },
-    xSleep(_pVfs: number, micros: number): number {
-      count('sleep');
-      count('sleep.us', micros);
-      layer.enterDeferred();
-      // Trap 1: SQLite may read the WAL index without a lock after sleeping; make that read fresh.
-      try {
-        liveness.tick();
-        layer.refreshIndexes();
-      } catch {
-        // A failed refresh only means the next lock will pull.
-      }
-      sleepSync(micros / 1000);
-      try {
-        layer.refreshIndexes();
-      } catch {
-        // As above.
-      }
-      return micros;
-    },
-    xCurrentTime(_pVfs: number, pOut: number): number {
-      wasm.poke(pOut, Date.now() / 86400000 + 2440587.5, 'double');
-      return SQLITE_OK;
-    },
-    xCurrentTimeInt64(_pVfs: number, pOut: number): number {
-      wasm.poke64(pOut, BigInt(Date.now()) + 210866760000000n);
-      return SQLITE_OK;
-    },
-    xGetLastError(_pVfs: number, nBuf: number, zBuf: number): number {
-      // SQLite asks after a CANTOPEN or IOERR (sqlite3_system_errno); the text goes to the buffer.
-      const failure = layer.newestFailure;
-      if (failure === undefined) return 0;
-      if (nBuf > 0 && zBuf) {
-        const text = Buffer.from(failure.error.message, 'utf8').subarray(0, nBuf - 1);
-        const heap8 = wasm.heap8u();
-        heap8.set(text, zBuf);
-        heap8[zBuf + text.length] = 0;
-      }
-      const errno = (failure.error as NodeJS.ErrnoException).errno;
-      return typeof errno === 'number' && errno !== 0 ? Math.abs(errno) : 1;
-    },
-  };
-
-  /** xOpen after its output pointer is cleared: the work common to all methods, then the open. */
-  const openFile = layer.onVfs('xOpen', SQLITE_CANTOPEN, (_pVfs: number, zName: number, pFile: number, flags: number, pOutFlags: number) => {
-    let path: string;
-    let anonymous = false;
-    if (zName === 0) {
-      path = join(tmpdir(), `agentbus-sqlite-${randomBytes(8).toString('hex')}`);
-      anonymous = true;
-    } else {
-      path = readCString(wasm, zName);
-    }
-    const writable = (flags & OPEN_READWRITE) !== 0;
-    let oflags = writable ? fsc.O_RDWR : fsc.O_RDONLY;
-    if (flags & OPEN_CREATE) oflags |= fsc.O_CREAT;
-    if (flags & OPEN_EXCLUSIVE || anonymous) oflags |= fsc.O_EXCL;
-    let fd: number;
-    let outFlags = flags;
-    try {
-      fd = openSync(path, oflags, 0o600);
-    } catch (error) {
-      const code = errnoCode(error);
-      if (writable && (code === 'EACCES' || code === 'EROFS' || code === 'EPERM') && !(flags & OPEN_CREATE)) {
-        try {
-          fd = openSync(path, fsc.O_RDONLY);
-          outFlags = (flags & ~OPEN_READWRITE) | OPEN_READONLY;
-        } catch (error) {
-          return layer.failed('xOpen', error, SQLITE_CANTOPEN, path);
-        }
-      } else {
-        return layer.failed('xOpen', error, SQLITE_CANTOPEN, path);
-      }
-    }
-    if (anonymous) {
-      try {
-        unlinkSync(path);
-      } catch {
-        // Left for the OS temp cleaner.
-      }
-    }
-    let file: OpenFile;
-    if (flags & OPEN_MAIN_DB) {
-      const connection = openConnectionNumber();
-      let record: LockRecord;
-      try {
-        record = LockRecord.claim(path, selfOwner(connection));
-      } catch (error) {
-        layer.failed('claim lock record', error, SQLITE_CANTOPEN, path);
-        closeConnectionNumber(connection);
-        closeSync(fd);
-        return SQLITE_CANTOPEN;
-      }
-      file = { fd, path, flags, deleteOnClose: false, connection, record, lock: new DatabaseLock(record), dbPath: path, generation: liveness.nextGeneration() };
-    } else {
-      const deleteOnClose = !anonymous && (flags & OPEN_DELETEONCLOSE) !== 0;
-      file = { fd, path, flags, deleteOnClose, dbPath: databaseOf(path, flags, anonymous), generation: liveness.nextGeneration() };
-    }
-    layer.add(pFile, file);
-    wasm.pokePtr(pFile, ioMethods.pointer);
-    if (pOutFlags) wasm.poke32(pOutFlags, outFlags);
-    return SQLITE_OK;
-  });
-
-  sqlite3.vfs.installVfs({
-    io: {
-      struct: ioMethods,
-      methods: io as unknown as Record<string, (...args: never[]) => number | void>,
-    },
-    vfs: { struct: vfs, methods: vfsMethods as unknown as Record<string, (...args: never[]) => number | void> },
-  });
+  registerFacade(sqlite3, layer, VFS_NAME);
   layers.set(sqlite3, layer);
   return layer;
 }

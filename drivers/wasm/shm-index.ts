@@ -70,8 +70,16 @@ const W_ALOCK = 30; // bytes 120..127: SQLite's unused aLock[] placeholder, neve
 const W_HEADER_END = 34; // 136 bytes of header + checkpoint info
 const W_HEADER_COPY = 12; // one copy of WalIndexHdr: 48 bytes
 const LOCK_WRITE = 0;
+const LOCK_CKPT = 1;
 const LOCK_RECOVER = 2;
 const READ_LOCK_0 = 3;
+/**
+ * A lock-table read at most this old that shows a live holder refuses a
+ * checkpoint (CKPT) or read-mark (READ_LOCK(1..)) try at once: SQLite takes
+ * those only to try, and goes on without them when refused, so the handshake
+ * (2 pwrite + 1 pread) would only confirm what was just seen.
+ */
+const SEEN_FRESH_MS = 1;
 /** Pushes merge runs of changed hash-table words closer than this many words. */
 const HASH_MERGE_GAP = 32;
 const SCOPE_NONE = 0;
@@ -99,6 +107,22 @@ interface Region {
   readonly shadow: number;
   /** Wasm address where a pull keeps this region's agreed read until the whole snapshot is had. */
   readonly collected: number;
+}
+
+/** The record bytes a shared take of slot i conflicts with, per slot: made once, not per lock. */
+const SHARED_CONFLICTS: readonly (readonly number[])[] = Array.from({ length: 8 }, (_, i) => [REC.shmExclusive + i]);
+/** The same for exclusive takes of slots [ofst, ofst+n), by ofst * 9 + n, made on first use. */
+const EXCLUSIVE_CONFLICTS: (readonly number[] | undefined)[] = [];
+
+/** The record bytes an exclusive take of slots [ofst, ofst+n) conflicts with: every shared and exclusive byte of them. */
+function exclusiveConflicts(ofst: number, n: number): readonly number[] {
+  const key = ofst * 9 + n;
+  const known = EXCLUSIVE_CONFLICTS[key];
+  if (known !== undefined) return known;
+  const conflicts: number[] = [];
+  for (let j = ofst; j < ofst + n; j++) conflicts.push(REC.shmShared + j, REC.shmExclusive + j);
+  EXCLUSIVE_CONFLICTS[key] = conflicts;
+  return conflicts;
 }
 
 /** The `-shm` path of a database. */
@@ -272,17 +296,19 @@ export class ShmIndex {
   lock(ofst: number, n: number, flags: number): Refusal | undefined {
     const rec = this.#record;
     if (flags & SHM_UNLOCK) {
+      // Releases go out with the next write of the record or when the file layer settles (clearLater):
+      // per commit, a read-mark release with the shared take after it, and the write lock's release with the read lock's.
       if (flags & SHM_EXCLUSIVE) {
         this.push();
-        rec.write(REC.shmExclusive + ofst, n, 0);
+        rec.clearLater(REC.shmExclusive + ofst, n);
         this.#dirty = this.#heldScope();
       } else {
-        rec.write(REC.shmShared + ofst, n, 0);
+        rec.clearLater(REC.shmShared + ofst, n);
       }
       return undefined;
     }
     if (flags & SHM_SHARED) {
-      const conflicts = [REC.shmExclusive + ofst];
+      const conflicts = SHARED_CONFLICTS[ofst] as readonly number[];
       if (!rec.tryTake(REC.shmShared + ofst, n, conflicts)) {
         count(`busy.shared.${ofst}`);
         this.pull(false, true);
@@ -301,8 +327,13 @@ export class ShmIndex {
       }
       return undefined;
     }
-    const conflicts: number[] = [];
-    for (let j = ofst; j < ofst + n; j++) conflicts.push(REC.shmShared + j, REC.shmExclusive + j);
+    const conflicts = exclusiveConflicts(ofst, n);
+    if (n === 1 && (ofst === LOCK_CKPT || ofst > READ_LOCK_0) && rec.seenHeldByLive(conflicts, SEEN_FRESH_MS)) {
+      // A checkpoint or read-mark try that a lock-table read of a moment ago already refuses: no handshake.
+      count(`busy.seen.${ofst}`);
+      this.pull(false, true);
+      return rec.refused(conflicts);
+    }
     if (!rec.tryTake(REC.shmExclusive + ofst, n, conflicts)) {
       count(`busy.excl.${ofst}.${n}`);
       this.pull(false, true);
@@ -326,8 +357,7 @@ export class ShmIndex {
   #heldScope(): number {
     const rec = this.#record;
     if (this.#dbExclusive || rec.holds(REC.shmExclusive + LOCK_WRITE) || rec.holds(REC.shmExclusive + LOCK_RECOVER)) return SCOPE_FULL;
-    for (let j = 0; j < 8; j++) if (rec.holds(REC.shmExclusive + j)) return SCOPE_HEADER;
-    return SCOPE_NONE;
+    return rec.holdsAny(REC.shmExclusive, 8) ? SCOPE_HEADER : SCOPE_NONE;
   }
 
   #fullyBackfilled(): boolean {
@@ -340,9 +370,8 @@ export class ShmIndex {
 
   /** True while this connection holds any WAL-index slot, shared or exclusive. */
   holdsSlot(): boolean {
-    const rec = this.#record;
-    for (let j = 0; j < 8; j++) if (rec.holds(REC.shmShared + j) || rec.holds(REC.shmExclusive + j)) return true;
-    return false;
+    // The shared bytes and the exclusive bytes right after them: one span.
+    return this.#record.holdsAny(REC.shmShared, REC.shmExclusive + 8 - REC.shmShared);
   }
 
   /** Brings the private copy up to date with the file (pushing own changes first); nothing once fenced. */

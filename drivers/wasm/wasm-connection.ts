@@ -21,6 +21,7 @@ import { DbError, dbErrorCodeFromSqlite } from '../../src/db/db-error.js';
 import { runResult } from '../../src/db/run-result.js';
 import { isBlankSql, noStatement, scanParameters, secondStatement } from '../../src/db/sql-scan.js';
 import { checkValue, StatementParameters, unsafeIntegerError } from '../../src/db/statement-parameters.js';
+import { settleReleases } from './lock-table.js';
 import { VFS_NAME, type NodeFsVfs } from './node-fs-vfs.js';
 import { BusyWaiter } from './busy-wait.js';
 import { SQLITE_DONE, SQLITE_OK, SQLITE_ROW } from './sqlite-codes.js';
@@ -254,6 +255,7 @@ export class WasmConnection implements Connection {
     const error = rc === SQLITE_DONE ? undefined : this.error(rc);
     if (keep) e.sqlite3_reset(pStmt);
     else e.sqlite3_finalize(pStmt);
+    settleReleases();
     if (error !== undefined) throw error;
   }
 
@@ -486,6 +488,7 @@ class WasmStatement implements Statement {
   #fail(p: number, rc: number): DbError {
     const error = this.#conn.error(rc);
     this.#e.sqlite3_reset(p);
+    settleReleases();
     return error;
   }
 
@@ -498,6 +501,7 @@ class WasmStatement implements Statement {
     if (rc !== SQLITE_DONE) throw this.#fail(p, rc);
     const result = runResult(Number(e.sqlite3_changes64(this.#pDb)), e.sqlite3_last_insert_rowid(this.#pDb));
     e.sqlite3_reset(p);
+    settleReleases();
     this.#conn.afterStatement();
     return result;
   }
@@ -510,10 +514,12 @@ class WasmStatement implements Statement {
         return this.#row(p) as T;
       } finally {
         this.#e.sqlite3_reset(p);
+        settleReleases();
       }
     }
     if (rc !== SQLITE_DONE) throw this.#fail(p, rc);
     this.#e.sqlite3_reset(p);
+    settleReleases();
     return undefined;
   }
 
@@ -532,6 +538,7 @@ class WasmStatement implements Statement {
       }
     } finally {
       this.#e.sqlite3_reset(p);
+      settleReleases();
     }
     return rows;
   }
@@ -541,6 +548,7 @@ class WasmStatement implements Statement {
     if (p === 0) return;
     this.#pStmt = 0;
     this.#e.sqlite3_finalize(p);
+    settleReleases();
     this.#conn.forget(this);
   }
 }
