@@ -22,7 +22,7 @@ import { AsField, heartbeat, requireSession } from './identity.js';
 import { sameLineage } from './names.js';
 import { filePatterns } from './reservations-files.js';
 import { checkPattern, compiledOverlap, compilePattern, PATTERN_MAX_LENGTH, type CompiledPattern } from './reservations-patterns.js';
-import { deleteDeadReservations, expiryColumns, liveReservations, type ReservationRow } from './reservations-live.js';
+import { deleteDeadReservations, expiryColumns, liveReservations, type ReservationRow } from '../liveness/reservations-live.js';
 import { cleanGitEnv, findRepository, RepositoryLookupError, type Repository } from './reservations-repository.js';
 import { isStalled, recordTakeover, TAKEOVER_STALL_MS, takenKey, takenReservations, type TakenFrom } from './reservations-takeover.js';
 import { isoTime } from './time.js';

@@ -18,6 +18,7 @@ import { permissionAdvice } from '../db/storage-error.js';
 import { changeDriverSetting, DRIVER_FOR_PROTOCOL, loadDriver } from '../db/select-driver.js';
 import { commandConfig, flagSet } from './cli-config.js';
 import type { CliIo } from './cli-io.js';
+import type { Check, CheckStatus } from './doctor-check.js';
 import { formatBytes, table } from './format.js';
 import { integrityProblems, quickIntegrityProblems } from '../db/integrity.js';
 import { checkFileSystem } from './doctor-file-system.js';
@@ -30,17 +31,6 @@ import { checkSchema } from './doctor-schema.js';
 import { checkWal } from './doctor-wal.js';
 
 /** `ok`: fine; `warn`: works but should be fixed; `problem`: broken (exit 1); `fixed`: was a problem, cleared by this run. */
-export type CheckStatus = 'ok' | 'warn' | 'problem' | 'fixed';
-
-export interface Check {
-  /** Stable id for scripts: config, data_directory, file_system, disk, database, new_database (no database yet), lock_protocol, wal, schema, integrity, stale_locks, shared_files. */
-  readonly name: string;
-  /** How it went. */
-  readonly status: CheckStatus;
-  /** What was found and, unless ok, what to do. */
-  readonly message: string;
-}
-
 export interface DoctorReport {
   /** False when any check is a problem. */
   readonly ok: boolean;

@@ -7,7 +7,7 @@
  * merge the FTS index after each chunk, and `fts_merge` merges what sends
  * added since the last tick (src/maintenance/fts-merge.ts says why).
  */
-import { deleteDeadReservations } from '../bus/reservations-live.js';
+import { deleteDeadReservations } from '../liveness/reservations-live.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
