@@ -50,6 +50,13 @@ import {
   SQLITE_IOERR_WRITE,
   SQLITE_NOTFOUND,
   SQLITE_OK,
+  SQLITE_OPEN_CREATE as OPEN_CREATE,
+  SQLITE_OPEN_DELETEONCLOSE as OPEN_DELETEONCLOSE,
+  SQLITE_OPEN_EXCLUSIVE as OPEN_EXCLUSIVE,
+  SQLITE_OPEN_MAIN_DB as OPEN_MAIN_DB,
+  SQLITE_OPEN_READONLY as OPEN_READONLY,
+  SQLITE_OPEN_READWRITE as OPEN_READWRITE,
+  SQLITE_OPEN_WAL as OPEN_WAL,
 } from './sqlite-codes.js';
 import { readCString } from './c-string.js';
 import type { Sqlite3 } from './sqlite-runtime.js';
@@ -60,13 +67,6 @@ import { wordDiff } from './word-diff.js';
 export const VFS_NAME = 'agentbus-nodefs';
 
 
-const OPEN_READONLY = 0x1;
-const OPEN_READWRITE = 0x2;
-const OPEN_CREATE = 0x4;
-const OPEN_DELETEONCLOSE = 0x8;
-const OPEN_EXCLUSIVE = 0x10;
-const OPEN_MAIN_DB = 0x100;
-const OPEN_WAL = 0x80000;
 
 const ACCESS_EXISTS = 0;
 const SYNC_DATAONLY = 0x10;

@@ -19,6 +19,7 @@ import { changeDriverSetting, DRIVER_FOR_PROTOCOL, loadDriver } from '../db/sele
 import { commandConfig, flagSet } from './cli-config.js';
 import type { CliIo } from './cli-io.js';
 import type { Check, CheckStatus } from './doctor-check.js';
+import { driverMissingFinding, INTEGRITY_AFTER_WAL, integrityOkFinding, integrityProblemsFinding, settingMismatchFinding } from './doctor-messages.js';
 import { formatBytes, table } from './format.js';
 import { integrityProblems, quickIntegrityProblems } from '../db/integrity.js';
 import { checkFileSystem } from './doctor-file-system.js';
@@ -127,10 +128,7 @@ async function checkDatabase(io: CliIo, config: Config | undefined, path: string
     checks.push({
       name: 'lock_protocol',
       status: 'problem',
-      message:
-        state.protocol === 'posix'
-          ? `posix, which needs the native driver, and it cannot run here (${loaded.reason}); \`agentbus mcp\` on this Node converts the file to portable by itself when no process has it open (or run \`agentbus convert --to portable\` with every agentbus process stopped)`
-          : `${state.protocol}, which needs the ${wanted} driver, and it cannot run here (${loaded.reason}); reinstall agentbus with \`npm ci\``,
+      message: driverMissingFinding(state.protocol, wanted, loaded.reason),
     });
     return { checks };
   }
@@ -139,7 +137,7 @@ async function checkDatabase(io: CliIo, config: Config | undefined, path: string
     checks.push({
       name: 'lock_protocol',
       status: 'problem',
-      message: `${state.protocol} (${wanted} driver) but the driver setting is ${choice}: ${changeDriverSetting(config?.driverSource ?? { kind: 'env' }, 'auto')}, or run \`agentbus convert --to ${state.protocol === 'posix' ? 'portable' : 'posix'}\` with every agentbus process stopped`,
+      message: settingMismatchFinding(state.protocol, wanted, choice, changeDriverSetting(config?.driverSource ?? { kind: 'env' }, 'auto')),
     });
   } else {
     checks.push({ name: 'lock_protocol', status: 'ok', message: `${state.protocol} (${wanted} driver, SQLite ${loaded.driver.capabilities.sqliteVersion})` });
@@ -147,11 +145,7 @@ async function checkDatabase(io: CliIo, config: Config | undefined, path: string
   const wal = checkWal(path);
   checks.push(wal);
   if (wal.status !== 'ok') {
-    checks.push({
-      name: 'integrity',
-      status: 'warn',
-      message: 'not checked: opening the database now could make SQLite checkpoint and delete the damaged -wal; deal with the wal finding first',
-    });
+    checks.push({ name: 'integrity', status: 'warn', message: INTEGRITY_AFTER_WAL });
     return { checks };
   }
   checks.push(await checkSchema(path));
@@ -187,18 +181,8 @@ async function checkDatabase(io: CliIo, config: Config | undefined, path: string
   }
   checks.push(
     problems.length === 0
-      ? {
-          name: 'integrity',
-          status: 'ok',
-          message: full
-            ? 'PRAGMA integrity_check: ok'
-            : `PRAGMA quick_check of the bus tables: ok (messages, their index and vectors not read: \`agentbus doctor --full\` checks every page of ${formatBytes(st.size)})`,
-        }
-      : {
-          name: 'integrity',
-          status: 'problem',
-          message: `${problems.length} problem(s): ${problems.slice(0, 5).join('; ')}; stop agentbus, then \`agentbus restore <backup>\` (\`agentbus backup\` makes them) or \`agentbus reset\``,
-        },
+      ? { name: 'integrity', status: 'ok', message: integrityOkFinding(full, st.size) }
+      : { name: 'integrity', status: 'problem', message: integrityProblemsFinding(problems) },
   );
   return { checks };
 }

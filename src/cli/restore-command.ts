@@ -27,6 +27,7 @@ import { openerRegistryDir } from '../db/opener-registry.js';
 import { adminMarkerDir, lockTablePath } from '../db/portable-lock-files.js';
 import { DRIVER_FOR_PROTOCOL, loadDriver } from '../db/select-driver.js';
 import { withSetupLock } from '../db/setup-lock.js';
+import { otherProtocol } from '../db/lock-protocol.js';
 import { commandConfig } from './cli-config.js';
 import { CliError } from './cli-error.js';
 import type { CliIo } from './cli-io.js';
@@ -41,7 +42,7 @@ const SETUP_WAIT_MS = 10_000;
 async function readerFor(protocol: LockProtocol): Promise<Driver> {
   const own = await loadDriver(DRIVER_FOR_PROTOCOL[protocol]);
   if (own.ok) return own.driver;
-  const other = await loadDriver(DRIVER_FOR_PROTOCOL[protocol === 'posix' ? 'portable' : 'posix']);
+  const other = await loadDriver(DRIVER_FOR_PROTOCOL[otherProtocol(protocol)]);
   if (other.ok) return other.driver;
   throw new CliError('failed', `no driver can run here to check the backup (${own.reason}; ${other.reason})`);
 }

@@ -34,12 +34,24 @@ import { isCertainlyDead, parseProcessIdentity } from './process-identity.js';
 import { setupLockDir, withSetupLock } from './setup-lock.js';
 import { refuseUnsupportedFileSystem } from './file-system-kind.js';
 import { permissionAdvice, storageError } from './storage-error.js';
+import { WAL_SIZE_LIMIT_BYTES } from './wal-size-limit.js';
+import {
+  busyAtOpenMessage,
+  cannotOpenMessage,
+  convertUnseenMessage,
+  convertWhileHeldMessage,
+  damagedMessage,
+  danglingDataDirMessage,
+  driverMissingMessage,
+  lostInUseMessage,
+  protocolChangedMessage,
+  protocolMismatchMessage,
+  REINSTALL,
+} from './open-messages.js';
 
 export { lostDatabaseMessage } from './lost-database.js';
 
 export const DATABASE_FILE = 'agentbus.db';
-/** The size a -wal file is cut back to when SQLite restarts it (journal_size_limit). */
-export const WAL_SIZE_LIMIT_BYTES = 16 * 1024 * 1024;
 const BACKUPS_KEPT = 3;
 
 export interface OpenDatabaseOptions {
@@ -107,7 +119,7 @@ export function prepareDataDir(dataDir: string): string {
     if (target !== undefined) {
       throw new DbError(
         'cantopen',
-        `the data directory ${dir} is a symbolic link to ${target}, which does not exist: create it (\`mkdir -p ${target}\`), or remove the link, or set AGENTBUS_DATA_DIR to a directory`,
+        danglingDataDirMessage(dir, target),
         { error },
       );
     }
@@ -166,21 +178,12 @@ function refuseLostDatabase(path: string, dataDir: string, state: FileState): vo
 function clearLostDatabase(path: string): void {
   const { holders } = surveyHolders(path);
   if (holders.length > 0) {
-    throw new DbError('in_use', `${path} lost its content, and ${describeHolders(holders)} still ${holders.length > 1 ? 'have' : 'has'} it open: stop ${holders.length > 1 ? 'them' : 'it'} (close those harness sessions), then run \`agentbus reset\` again; nothing changed`);
+    throw new DbError('in_use', lostInUseMessage(path, describeHolders(holders), holders.length > 1));
   }
   truncateSync(path, 0);
   rmSync(`${path}-wal`, { force: true });
   rmSync(`${path}-shm`, { force: true });
 }
-
-function otherProtocol(protocol: LockProtocol): LockProtocol {
-  return protocol === 'posix' ? 'portable' : 'posix';
-}
-
-const PROTOCOL_DRIVER_TEXT: Readonly<Record<LockProtocol, string>> = {
-  posix: 'the native driver, node:sqlite, Node >= 22.13',
-  portable: 'the wasm driver, any Node >= 20',
-};
 
 async function requireDriver(name: DriverName, why: string, whatToDo: string): Promise<Driver> {
   const result = await loadDriver(name);
@@ -221,32 +224,23 @@ async function planOpen(path: string, state: FileState, choice: DriverChoice, so
           convertFrom: { protocol: 'posix', why: `${describeDriverSetting(choice, source)} asks for the wasm driver`, otherwise: changeDriverSetting(source, 'auto') },
         };
       }
-      const wantedLoads = (await loadDriver(wanted)).ok;
-      const convertHint = `convert the file with \`agentbus convert --to ${otherProtocol(state.protocol)}\` while no agentbus process has it open`;
-      throw new DbError(
-        'protocol_mismatch',
-        `${path} uses the ${state.protocol} lock protocol (${PROTOCOL_DRIVER_TEXT[state.protocol]}), but ${describeDriverSetting(choice, source)} asks for the ${choice} driver, and the two protocols must never share a file: ` +
-          (wantedLoads ? `${changeDriverSetting(source, 'auto')} (auto opens it with the ${wanted} driver), or ${convertHint}` : convertHint),
-      );
+      const autoFix = (await loadDriver(wanted)).ok ? changeDriverSetting(source, 'auto') : undefined;
+      throw new DbError('protocol_mismatch', protocolMismatchMessage(path, state.protocol, describeDriverSetting(choice, source), choice, wanted, autoFix));
     }
     const loaded = await loadDriver(wanted);
     if (loaded.ok) return { driver: loaded.driver };
     if (state.protocol === 'posix' && convert) {
-      const wasm = await requireDriver('wasm', `${path} uses the posix lock protocol, which needs the native driver (${loaded.reason})`, 'reinstall agentbus with `npm ci`');
+      const wasm = await requireDriver('wasm', `${path} uses the posix lock protocol, which needs the native driver (${loaded.reason})`, REINSTALL);
       return { driver: wasm, convertFrom: { protocol: 'posix', why: loaded.reason, otherwise: 'run this one with Node >= 22.13' } };
     }
-    const fix =
-      state.protocol === 'posix'
-        ? 'run it with Node >= 22.13, or let `agentbus mcp` on this Node convert the file to the portable protocol (it does so by itself when no process has the file open), or run `agentbus convert --to portable` with every agentbus process stopped'
-        : 'reinstall agentbus with `npm ci`';
-    throw new DbError('driver_unavailable', `${path} uses the ${state.protocol} lock protocol, which needs the ${wanted} driver, but ${loaded.reason}; ${fix}`);
+    throw new DbError('driver_unavailable', driverMissingMessage(path, state.protocol, wanted, loaded.reason));
   }
   if (choice !== 'auto') {
     return requireDriver(choice, `${describeDriverSetting(choice, source)} asks for the ${choice} driver`, `${changeDriverSetting(source, 'auto')} to pick a driver that runs here`).then((driver) => ({ driver }));
   }
   const native = await loadDriver('native');
   if (native.ok) return { driver: native.driver };
-  return { driver: await requireDriver('wasm', `no driver can run here (${native.reason})`, 'reinstall agentbus with `npm ci`') };
+  return { driver: await requireDriver('wasm', `no driver can run here (${native.reason})`, REINSTALL) };
 }
 
 /**
@@ -258,19 +252,12 @@ async function planOpen(path: string, state: FileState, choice: DriverChoice, so
 function convertForThisProcess(path: string, plan: OpenPlan, busyTimeoutMs: number): void {
   const { holders, openFilesChecked } = surveyHolders(path);
   if (holders.length > 0) {
-    const many = holders.length > 1;
-    throw new DbError(
-      'in_use',
-      `${path} uses the posix lock protocol (${PROTOCOL_DRIVER_TEXT.posix}) and this process can use only the portable one (${plan.convertFrom?.why}). agentbus converts such a file itself, but only while no process has it open, and ${describeHolders(holders)} ${many ? 'have' : 'has'} it open: stop ${many ? 'them (close those harness sessions)' : 'it (close that harness session)'} and start this one again, or ${plan.convertFrom?.otherwise}; nothing changed`,
-    );
+    throw new DbError('in_use', convertWhileHeldMessage(path, `${plan.convertFrom?.why}`, describeHolders(holders), holders.length > 1, `${plan.convertFrom?.otherwise}`));
   }
   if (!openFilesChecked) {
     // Only agentbus connections of this version are visible then; an older
     // one or another program could hold posix locks nobody here can see.
-    throw new DbError(
-      'in_use',
-      `${path} uses the posix lock protocol (${PROTOCOL_DRIVER_TEXT.posix}) and this process can use only the portable one (${plan.convertFrom?.why}); agentbus converts such a file itself only when it can list the processes that have it open, and this system has neither /proc nor lsof: stop every agentbus process and run \`agentbus convert --to portable\`, or ${plan.convertFrom?.otherwise}; nothing changed`,
-    );
+    throw new DbError('in_use', convertUnseenMessage(path, `${plan.convertFrom?.why}`, `${plan.convertFrom?.otherwise}`));
   }
   convertFileProtocol(path, 'portable', plan.driver, plan.driver, { busyTimeoutMs: Math.min(busyTimeoutMs, 1_000) });
 }
@@ -418,20 +405,16 @@ function withNextStep(error: unknown, dataDir: string): unknown {
   if (error.code === 'corrupt') {
     const newest = listBackups(dataDir)[0];
     const restore = newest === undefined ? 'restore a backup if you have one' : `restore the newest backup: ${restoreSteps(newest.path)}`;
-    return new DbError('corrupt', `${path} is damaged (SQLite: ${error.message}): run \`agentbus doctor\`, then ${restore}`, {
+    return new DbError('corrupt', damagedMessage(path, error.message, restore), {
       sqliteCode: error.sqliteCode,
       error,
     });
   }
   if (error.code === 'busy' || error.code === 'locked') {
-    return new DbError(
-      error.code,
-      `${path} is busy: another process held its write lock for longer than the busy timeout while this one opened or upgraded it (SQLite: ${error.message}); try again once that process's long write is done`,
-      { sqliteCode: error.sqliteCode, error },
-    );
+    return new DbError(error.code, busyAtOpenMessage(path, error.message), { sqliteCode: error.sqliteCode, error });
   }
   if (error.code === 'error' || error.code === 'cantopen') {
-    return new DbError(error.code, `cannot open ${path} (SQLite: ${error.message}): run \`agentbus doctor\` to see why`, {
+    return new DbError(error.code, cannotOpenMessage(path, error.message), {
       sqliteCode: error.sqliteCode,
       error,
     });
@@ -466,10 +449,7 @@ async function openPrepared(options: OpenDatabaseOptions, dataDir: string): Prom
       if (state.kind === 'agentbus' && state.protocol !== plan.driver.capabilities.lockProtocol) {
         if (plan.convertFrom === undefined || state.protocol !== plan.convertFrom.protocol) {
           if (attempt < 3) return 'replan';
-          throw new DbError(
-            'protocol_mismatch',
-            `${path} changed to the ${state.protocol} lock protocol while this process waited; restart it (auto then picks ${DRIVER_FOR_PROTOCOL[state.protocol]})`,
-          );
+          throw new DbError('protocol_mismatch', protocolChangedMessage(path, state.protocol, DRIVER_FOR_PROTOCOL[state.protocol]));
         }
         convertForThisProcess(path, plan, busyTimeoutMs);
         converted = { from: state.protocol, to: plan.driver.capabilities.lockProtocol };
