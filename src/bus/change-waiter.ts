@@ -24,7 +24,7 @@
 import { closeSync, openSync, utimesSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 
-/** The design's receive poll interval: the longest a waiter sleeps without looking. */
+/** receive's poll interval, the floor under every wake-up (docs/architecture.md, "Behaviour, briefly"): the longest a waiter sleeps without looking. */
 export const POLL_INTERVAL_MS = 250;
 
 /** The file a committing process touches to wake waiters in every process. */

@@ -22,6 +22,7 @@ import { convertFileProtocol } from './convert-protocol.js';
 import { describeHolders, surveyHolders } from './file-holders.js';
 import { lostDatabaseMessage, lostSchemaMessage } from './lost-database.js';
 import { registerOpener } from './opener-registry.js';
+import { RegisteredConnection } from './registered-connection.js';
 import {
   changeDriverSetting,
   describeDriverSetting,
@@ -43,7 +44,9 @@ import {
   damagedMessage,
   danglingDataDirMessage,
   driverMissingMessage,
+  journalModeMessage,
   lostInUseMessage,
+  noWalMessage,
   protocolChangedMessage,
   protocolMismatchMessage,
   REINSTALL,
@@ -262,25 +265,6 @@ function convertForThisProcess(path: string, plan: OpenPlan, busyTimeoutMs: numb
   convertFileProtocol(path, 'portable', plan.driver, plan.driver, { busyTimeoutMs: Math.min(busyTimeoutMs, 1_000) });
 }
 
-/** The connection, closing its opener-registry entry with it. */
-function registered(connection: Connection, unregister: () => void): Connection {
-  return new Proxy(connection, {
-    get(target, prop) {
-      if (prop === 'close') {
-        return () => {
-          try {
-            target.close();
-          } finally {
-            unregister();
-          }
-        };
-      }
-      const value: unknown = Reflect.get(target, prop, target);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-}
-
 /**
  * Opens `path` with `driver` and registers the connection (opener-registry.ts).
  * Call under the set-up lock: a conversion or restore then either sees the
@@ -295,7 +279,7 @@ function openRegisteredUnderLock(path: string, driver: Driver, busyTimeoutMs: nu
     connection.close();
     throw error;
   }
-  return new Database(registered(connection, unregister));
+  return new Database(new RegisteredConnection(connection, unregister));
 }
 
 /** True when a process that may still run holds the set-up lock of `path` (an owner not yet written counts as running). */
@@ -333,7 +317,7 @@ export function openForInspection(path: string, driver: Driver, busyTimeoutMs = 
     if (state.kind !== 'agentbus' || state.protocol !== protocol) {
       return `the file changed meanwhile (${state.kind === 'agentbus' ? `now ${state.protocol}` : state.kind}); run doctor again`;
     }
-    opened = new Database(registered(driver.open(path, { busyTimeoutMs }), unregister));
+    opened = new Database(new RegisteredConnection(driver.open(path, { busyTimeoutMs }), unregister));
     return opened;
   } finally {
     // Not opened: the entry goes now; an open connection removes it when it closes.
@@ -351,16 +335,11 @@ function initialiseNewFile(db: Database, protocol: LockProtocol): void {
 }
 
 function configureConnection(db: Database): void {
-  // WAL only where the driver can share its index across processes; a driver
-  // without that keeps (or returns the file to) a rollback journal.
-  const wanted = db.capabilities.wal ? 'wal' : 'delete';
-  const mode = db.pragma(`journal_mode = ${wanted.toUpperCase()}`);
-  if (mode !== wanted) {
-    throw new DbError(
-      'error',
-      `${db.path}: PRAGMA journal_mode=${wanted.toUpperCase()} answered ${String(mode)}; another process may hold the file in another journal mode, or the file system may not support it`,
-    );
-  }
+  // Every process opens the file in WAL mode, so a driver that cannot share
+  // the WAL index across processes would corrupt it for the others.
+  if (!db.capabilities.wal) throw new DbError('driver_unavailable', noWalMessage(db.path, db.capabilities.name));
+  const mode = db.pragma('journal_mode = WAL');
+  if (mode !== 'wal') throw new DbError('error', journalModeMessage(db.path, mode));
   db.exec('PRAGMA synchronous = NORMAL');
   db.exec('PRAGMA foreign_keys = ON');
   // When readers keep the checkpointer from restarting the WAL it grows, and SQLite keeps the file at

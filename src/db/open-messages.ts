@@ -54,6 +54,16 @@ export function protocolChangedMessage(path: string, protocol: LockProtocol, dri
   return `${path} changed to the ${protocol} lock protocol while this process waited; restart it (auto then picks ${driver})`;
 }
 
+/** PRAGMA journal_mode=WAL did not take. */
+export function journalModeMessage(path: string, mode: unknown): string {
+  return `${path}: PRAGMA journal_mode=WAL answered ${String(mode)}; another process may hold the file in another journal mode, or the file system may not support it`;
+}
+
+/** A driver that cannot share the WAL index across processes (capabilities.wal false). */
+export function noWalMessage(path: string, driver: string): string {
+  return `${path}: the ${driver} driver cannot share a WAL index across processes, and every agentbus process opens the database in WAL mode; use another driver`;
+}
+
 /** `agentbus reset` of a lost database that processes still hold. */
 export function lostInUseMessage(path: string, holders: string, many: boolean): string {
   return `${path} lost its content, and ${holders} still ${many ? 'have' : 'has'} it open: stop ${many ? 'them' : 'it'} (close those harness sessions), then run \`agentbus reset\` again; nothing changed`;

@@ -1,6 +1,7 @@
 /**
  * The maintenance tick: every `cleanup_interval_seconds` each mcp process
- * tries the lease; the holder runs the steps in the design's order, each in
+ * tries the lease; the holder runs the steps in the order of runSteps (the
+ * list in docs/architecture.md, "Behaviour, briefly": Maintenance tick), each in
  * chunks of at most 1,000 rows per transaction, stopping at a deadline of
  * half the interval on the monotonic clock (the next tick resumes: every
  * step is idempotent and starts from whatever is left). Steps that delete messages
