@@ -22,6 +22,7 @@ import type { Check, CheckStatus } from './doctor-check.js';
 import { driverMissingFinding, INTEGRITY_AFTER_WAL, integrityOkFinding, integrityProblemsFinding, settingMismatchFinding } from './doctor-messages.js';
 import { formatBytes, table } from './format.js';
 import { integrityProblems, quickIntegrityProblems } from '../db/integrity.js';
+import { settingConflicts } from '../db/open-plan.js';
 import { checkFileSystem } from './doctor-file-system.js';
 import { checkLocks } from './doctor-locks.js';
 import { progressFor } from './progress.js';
@@ -133,7 +134,7 @@ async function checkDatabase(io: CliIo, config: Config | undefined, path: string
     return { checks };
   }
   const choice = config?.driver ?? 'auto';
-  if (choice !== 'auto' && choice !== wanted) {
+  if (settingConflicts(state.protocol, choice)) {
     checks.push({
       name: 'lock_protocol',
       status: 'problem',

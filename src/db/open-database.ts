@@ -21,6 +21,7 @@ import {
 import { convertFileProtocol } from './convert-protocol.js';
 import { describeHolders, surveyHolders } from './file-holders.js';
 import { lostDatabaseMessage, lostSchemaMessage } from './lost-database.js';
+import { openSteps, type OpenStep } from './open-plan.js';
 import { registerOpener } from './opener-registry.js';
 import { RegisteredConnection } from './registered-connection.js';
 import {
@@ -208,42 +209,62 @@ interface OpenPlan {
   };
 }
 
+/** What the open knows when it carries out a step: the file and the setting. */
+interface PlanInput {
+  readonly path: string;
+  /** The file's protocol, or `new`. */
+  readonly file: LockProtocol | 'new';
+  readonly choice: DriverChoice;
+  readonly source: DriverChoiceSource;
+}
+
+/** Carries out a convert step: the portable driver must run; `lastReason` is why the file's own driver cannot. */
+async function convertStep(input: PlanInput, because: 'setting' | 'no_native', lastReason: string): Promise<OpenPlan> {
+  const asked = describeDriverSetting(input.choice, input.source);
+  const portable = DRIVER_FOR_PROTOCOL.portable;
+  if (because === 'setting') {
+    const driver = await requireDriver(portable, `${asked} asks for the wasm driver`, changeDriverSetting(input.source, 'auto'));
+    return { driver, convertFrom: { protocol: 'posix', why: `${asked} asks for the wasm driver`, otherwise: changeDriverSetting(input.source, 'auto') } };
+  }
+  const driver = await requireDriver(portable, `${input.path} uses the posix lock protocol, which needs the native driver (${lastReason})`, REINSTALL);
+  return { driver, convertFrom: { protocol: 'posix', why: lastReason, otherwise: 'run this one with Node >= 22.13' } };
+}
+
+/** The refusal a refuse step throws, saying why and what to change. */
+async function refusal(input: PlanInput, because: Extract<OpenStep, { kind: 'refuse' }>['because'], reasons: readonly string[]): Promise<DbError> {
+  const lastReason = reasons.at(-1) ?? '';
+  const { path, file, choice, source } = input;
+  const asked = describeDriverSetting(choice, source);
+  if (file !== 'new' && because === 'protocol_mismatch') {
+    const wanted = DRIVER_FOR_PROTOCOL[file];
+    const autoFix = (await loadDriver(wanted)).ok ? changeDriverSetting(source, 'auto') : undefined;
+    return new DbError('protocol_mismatch', protocolMismatchMessage(path, file, asked, choice as DriverName, wanted, autoFix));
+  }
+  if (file !== 'new' && because === 'driver_missing') return new DbError('driver_unavailable', driverMissingMessage(path, file, DRIVER_FOR_PROTOCOL[file], lastReason));
+  if (because === 'setting_cannot_run') {
+    return new DbError('driver_unavailable', `${asked} asks for the ${choice} driver, but ${lastReason}; ${changeDriverSetting(source, 'auto')} to pick a driver that runs here`);
+  }
+  return new DbError('driver_unavailable', `no driver can run here (${reasons[0]}), but ${lastReason}; ${REINSTALL}`);
+}
+
 /**
- * Picks the driver for the file as it looks now. A posix file met by a
- * process that can use only the portable protocol (node:sqlite missing, or
- * driver wasm asked for) is planned for conversion; the reverse is not: a
- * portable file serves every Node version, and `auto` opens it with wasm.
+ * Picks the driver for the file as it looks now, by carrying out the steps of
+ * src/db/open-plan.ts. A foreign-looking header read outside the set-up lock
+ * may be another process's half-written first page: it is planned as a new
+ * file, and the verdict is given under the lock.
  */
 async function planOpen(path: string, state: FileState, choice: DriverChoice, source: DriverChoiceSource, convert: boolean): Promise<OpenPlan> {
-  // A foreign-looking header read outside the set-up lock may be another
-  // process's half-written first page; the verdict is given under the lock.
-  if (state.kind === 'agentbus') {
-    const wanted = DRIVER_FOR_PROTOCOL[state.protocol];
-    if (choice !== 'auto' && choice !== wanted) {
-      if (state.protocol === 'posix' && convert) {
-        const wasm = await requireDriver('wasm', `${describeDriverSetting(choice, source)} asks for the wasm driver`, changeDriverSetting(source, 'auto'));
-        return {
-          driver: wasm,
-          convertFrom: { protocol: 'posix', why: `${describeDriverSetting(choice, source)} asks for the wasm driver`, otherwise: changeDriverSetting(source, 'auto') },
-        };
-      }
-      const autoFix = (await loadDriver(wanted)).ok ? changeDriverSetting(source, 'auto') : undefined;
-      throw new DbError('protocol_mismatch', protocolMismatchMessage(path, state.protocol, describeDriverSetting(choice, source), choice, wanted, autoFix));
-    }
-    const loaded = await loadDriver(wanted);
+  const input: PlanInput = { path, file: state.kind === 'agentbus' ? state.protocol : 'new', choice, source };
+  // Why each driver tried so far cannot run here, in order: the messages of the later steps name them.
+  const reasons: string[] = [];
+  for (const step of openSteps(input.file, choice, convert)) {
+    if (step.kind === 'convert') return convertStep(input, step.because, reasons.at(-1) ?? '');
+    if (step.kind === 'refuse') throw await refusal(input, step.because, reasons);
+    const loaded = await loadDriver(step.driver);
     if (loaded.ok) return { driver: loaded.driver };
-    if (state.protocol === 'posix' && convert) {
-      const wasm = await requireDriver('wasm', `${path} uses the posix lock protocol, which needs the native driver (${loaded.reason})`, REINSTALL);
-      return { driver: wasm, convertFrom: { protocol: 'posix', why: loaded.reason, otherwise: 'run this one with Node >= 22.13' } };
-    }
-    throw new DbError('driver_unavailable', driverMissingMessage(path, state.protocol, wanted, loaded.reason));
+    reasons.push(loaded.reason);
   }
-  if (choice !== 'auto') {
-    return requireDriver(choice, `${describeDriverSetting(choice, source)} asks for the ${choice} driver`, `${changeDriverSetting(source, 'auto')} to pick a driver that runs here`).then((driver) => ({ driver }));
-  }
-  const native = await loadDriver('native');
-  if (native.ok) return { driver: native.driver };
-  return { driver: await requireDriver('wasm', `no driver can run here (${native.reason})`, REINSTALL) };
+  throw new Error('unreachable: every plan of open-plan.ts ends in convert or refuse');
 }
 
 /**
