@@ -422,6 +422,59 @@ function withNextStep(error: unknown, dataDir: string): unknown {
   return error;
 }
 
+/** The file as this opener leaves it under the set-up lock, before SQLite opens it. */
+interface SettledFile {
+  readonly state: FileState;
+  /** Set when this opener converted the file. */
+  readonly converted?: OpenedDatabase['converted'];
+}
+
+/**
+ * Under the set-up lock: a lost database is refused (or cleared, for reset),
+ * a foreign file refused, and a posix file converted when the plan says so;
+ * 'replan' when another process changed the protocol since the plan was made.
+ */
+function settleFile(path: string, dataDir: string, plan: OpenPlan, attempt: number, options: OpenDatabaseOptions, busyTimeoutMs: number): SettledFile | 'replan' {
+  let state = readFileState(path);
+  // Decided under the lock only: outside it an empty file may be another process's new database.
+  if (options.replaceLost === true && lostDatabaseMessage(path, dataDir, state) !== undefined) {
+    clearLostDatabase(path);
+    state = readFileState(path);
+  } else {
+    refuseLostDatabase(path, dataDir, state);
+  }
+  if (state.kind === 'foreign') throw new DbError('foreign_file', `refusing to open ${state.reason}`);
+  if (state.kind !== 'agentbus' || state.protocol === plan.driver.capabilities.lockProtocol) return { state };
+  if (plan.convertFrom === undefined || state.protocol !== plan.convertFrom.protocol) {
+    if (attempt < 3) return 'replan';
+    throw new DbError('protocol_mismatch', protocolChangedMessage(path, state.protocol, DRIVER_FOR_PROTOCOL[state.protocol]));
+  }
+  convertForThisProcess(path, plan, busyTimeoutMs);
+  return { state: readFileState(path), converted: { from: state.protocol, to: plan.driver.capabilities.lockProtocol } };
+}
+
+/** On the open connection: a new file's first pragmas, the lost-schema refusal, the pragmas and the migrations (with a backup first when upgrading). */
+function migrateOpened(db: Database, created: boolean, dataDir: string, migrations: ReturnType<typeof loadMigrations>, options: OpenDatabaseOptions, now: () => number): MigrationReport {
+  if (created) {
+    initialiseNewFile(db, db.capabilities.lockProtocol);
+    // Messages are private to this user; SQLite gives -wal and -shm the main file's mode.
+    chmodSync(db.path, 0o600);
+  }
+  const applied = appliedMigrations(db);
+  // No migration recorded: a new file, or one that lost its schema where a bus was (refused unless reset says so).
+  const lostSchema = created || applied.length > 0 || options.replaceLost === true ? undefined : lostSchemaMessage(db, dataDir);
+  if (lostSchema !== undefined) throw new DbError('corrupt', lostSchema);
+  const pending = pendingMigrations(applied, migrations);
+  configureConnection(db);
+  const fromVersion = applied.at(-1)?.version ?? 0;
+  const backupPath = pending.length > 0 && applied.length > 0 ? backupBeforeUpgrade(db, dataDir, fromVersion, now()) : undefined;
+  const done: number[] = [];
+  for (const migration of pending) {
+    if (applyMigration(db, migration, now())) done.push(migration.version);
+  }
+  return { applied: done, version: Math.max(fromVersion, ...pending.map((m) => m.version)), backupPath };
+}
+
 async function openPrepared(options: OpenDatabaseOptions, dataDir: string): Promise<OpenedDatabase> {
   const now = options.now ?? Date.now;
   const path = databasePath(dataDir);
@@ -436,48 +489,14 @@ async function openPrepared(options: OpenDatabaseOptions, dataDir: string): Prom
   for (let attempt = 1; ; attempt++) {
     const plan = await planOpen(path, readFileState(path), options.driver, source, options.convertWhenOnlyPortable === true);
     const opened = withSetupLock(path, options.setupTimeoutMs ?? 60_000, (): OpenedDatabase | 'replan' => {
-      let state = readFileState(path);
-      // Decided under the lock only: outside it an empty file may be another process's new database.
-      if (options.replaceLost === true && lostDatabaseMessage(path, dataDir, state) !== undefined) {
-        clearLostDatabase(path);
-        state = readFileState(path);
-      } else {
-        refuseLostDatabase(path, dataDir, state);
-      }
-      if (state.kind === 'foreign') throw new DbError('foreign_file', `refusing to open ${state.reason}`);
-      let converted: OpenedDatabase['converted'];
-      if (state.kind === 'agentbus' && state.protocol !== plan.driver.capabilities.lockProtocol) {
-        if (plan.convertFrom === undefined || state.protocol !== plan.convertFrom.protocol) {
-          if (attempt < 3) return 'replan';
-          throw new DbError('protocol_mismatch', protocolChangedMessage(path, state.protocol, DRIVER_FOR_PROTOCOL[state.protocol]));
-        }
-        convertForThisProcess(path, plan, busyTimeoutMs);
-        converted = { from: state.protocol, to: plan.driver.capabilities.lockProtocol };
-        state = readFileState(path);
-      }
+      const settled = settleFile(path, dataDir, plan, attempt, options, busyTimeoutMs);
+      if (settled === 'replan') return 'replan';
+      const { state, converted } = settled;
       const created = state.kind === 'missing' || state.kind === 'empty';
       const db = openRegisteredUnderLock(path, plan.driver, busyTimeoutMs);
       try {
-        if (created) {
-          initialiseNewFile(db, plan.driver.capabilities.lockProtocol);
-          // Messages are private to this user; SQLite gives -wal and -shm the main file's mode.
-          chmodSync(path, 0o600);
-        }
-        const applied = appliedMigrations(db);
-        // No migration recorded: a new file, or one that lost its schema where a bus was (refused unless reset says so).
-        const lostSchema = created || applied.length > 0 || options.replaceLost === true ? undefined : lostSchemaMessage(db, dataDir);
-        if (lostSchema !== undefined) throw new DbError('corrupt', lostSchema);
-        const pending = pendingMigrations(applied, migrations);
-        configureConnection(db);
-        const fromVersion = applied.at(-1)?.version ?? 0;
-        const backupPath =
-          pending.length > 0 && applied.length > 0 ? backupBeforeUpgrade(db, dataDir, fromVersion, now()) : undefined;
-        const done: number[] = [];
-        for (const migration of pending) {
-          if (applyMigration(db, migration, now())) done.push(migration.version);
-        }
-        const version = Math.max(fromVersion, ...pending.map((m) => m.version));
-        return { db, created, migrations: { applied: done, version, backupPath }, ...(converted === undefined ? {} : { converted }) };
+        const report = migrateOpened(db, created, dataDir, migrations, options, now);
+        return { db, created, migrations: report, ...(converted === undefined ? {} : { converted }) };
       } catch (error) {
         try {
           db.close();
