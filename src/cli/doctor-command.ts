@@ -11,6 +11,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { ConfigError, type Config } from '../config.js';
 import { DbError } from '../db/db-error.js';
+import type { Driver, LockProtocol } from '../db/driver.js';
 import { databasePath, lostDatabaseMessage, openForInspection } from '../db/open-database.js';
 import { readFileState, type FileState } from '../db/file-header.js';
 import { lostSchemaMessage } from '../db/lost-database.js';
@@ -92,57 +93,92 @@ interface DatabaseChecks {
   readonly checks: Check[];
 }
 
-/** `full`: PRAGMA integrity_check of every page (--full); else the quick check of the bus tables. */
-async function checkDatabase(io: CliIo, config: Config | undefined, path: string, full: boolean): Promise<DatabaseChecks> {
-  const checks: Check[] = [];
+/** The database check; the file's protocol and size when the checks go on, undefined when this one ends them. */
+async function checkFile(config: Config | undefined, path: string, checks: Check[]): Promise<{ protocol: LockProtocol; size: number } | undefined> {
   let state: FileState;
   try {
     state = readFileState(path);
   } catch (error) {
     const message = searchable(dirname(path)) ? permissionAdvice(path, (error as NodeJS.ErrnoException).code) : NOT_SEARCHABLE;
     checks.push({ name: 'database', status: 'problem', message });
-    return { checks };
+    return undefined;
   }
   const lost = lostDatabaseMessage(path, dirname(path), state);
   if (lost !== undefined) {
     checks.push({ name: 'database', status: 'problem', message: lost });
-    return { checks };
+    return undefined;
   }
   if (state.kind === 'missing' || state.kind === 'empty') {
     checks.push({ name: 'database', status: 'ok', message: `${path} does not exist yet; the first \`agentbus mcp\` creates it` });
     checks.push(await newDatabaseCheck(config));
-    return { checks };
+    return undefined;
   }
   const st = statSync(path);
   if (state.kind === 'foreign') {
     checks.push({ name: 'database', status: 'problem', message: `${state.reason}` });
-    return { checks };
+    return undefined;
   }
   checks.push(
     (st.mode & 0o077) !== 0
       ? { name: 'database', status: 'warn', message: `${path} is mode ${modeText(st.mode)}; chmod 600 ${path}` }
       : { name: 'database', status: 'ok', message: `${path} (${formatBytes(st.size)}, mode ${modeText(st.mode)})` },
   );
-  const wanted = DRIVER_FOR_PROTOCOL[state.protocol];
+  return { protocol: state.protocol, size: st.size };
+}
+
+/** The lock_protocol check; the driver that opens the file, undefined when it cannot run here. */
+async function checkProtocol(config: Config | undefined, protocol: LockProtocol, checks: Check[]): Promise<Driver | undefined> {
+  const wanted = DRIVER_FOR_PROTOCOL[protocol];
   const loaded = await loadDriver(wanted);
   if (!loaded.ok) {
-    checks.push({
-      name: 'lock_protocol',
-      status: 'problem',
-      message: driverMissingFinding(state.protocol, wanted, loaded.reason),
-    });
-    return { checks };
+    checks.push({ name: 'lock_protocol', status: 'problem', message: driverMissingFinding(protocol, wanted, loaded.reason) });
+    return undefined;
   }
   const choice = config?.driver ?? 'auto';
-  if (settingConflicts(state.protocol, choice)) {
-    checks.push({
-      name: 'lock_protocol',
-      status: 'problem',
-      message: settingMismatchFinding(state.protocol, wanted, choice, changeDriverSetting(config?.driverSource ?? { kind: 'env' }, 'auto')),
-    });
+  if (settingConflicts(protocol, choice)) {
+    const autoFix = changeDriverSetting(config?.driverSource ?? { kind: 'env' }, 'auto');
+    checks.push({ name: 'lock_protocol', status: 'problem', message: settingMismatchFinding(protocol, wanted, choice, autoFix) });
   } else {
-    checks.push({ name: 'lock_protocol', status: 'ok', message: `${state.protocol} (${wanted} driver, SQLite ${loaded.driver.capabilities.sqliteVersion})` });
+    checks.push({ name: 'lock_protocol', status: 'ok', message: `${protocol} (${wanted} driver, SQLite ${loaded.driver.capabilities.sqliteVersion})` });
   }
+  return loaded.driver;
+}
+
+/** The integrity check: SQLite's verdict on the file opened for inspection, or why it was not checked. */
+async function checkIntegrity(io: CliIo, path: string, driver: Driver, full: boolean, size: number): Promise<Check> {
+  const progress = progressFor(io);
+  progress.step(full ? `checking every page of ${formatBytes(size)} ...` : 'checking the integrity of the bus tables ...');
+  let problems: string[];
+  try {
+    const db = openForInspection(path, driver);
+    if (typeof db === 'string') return { name: 'integrity', status: 'warn', message: `not checked: ${db}` };
+    try {
+      problems = full ? integrityProblems(db) : quickIntegrityProblems(db);
+      // An intact file without its schema where a bus was is the emptied database too (src/db/lost-database.ts).
+      const lostSchema = problems.length === 0 ? lostSchemaMessage(db, dirname(path)) : undefined;
+      if (lostSchema !== undefined) return { name: 'integrity', status: 'problem', message: lostSchema };
+    } finally {
+      db.close();
+    }
+  } catch (error) {
+    // Only SQLite's own verdict on the file makes it damaged; a lock it cannot judge or a refusal is reported where it belongs, never with restore or reset advice.
+    if (!(error instanceof DbError) || error.code !== 'corrupt') return { name: 'integrity', status: 'warn', message: `not checked: ${(error as Error).message}` };
+    problems = [`cannot open it: ${error.message}`];
+  } finally {
+    progress.done();
+  }
+  return problems.length === 0
+    ? { name: 'integrity', status: 'ok', message: integrityOkFinding(full, size) }
+    : { name: 'integrity', status: 'problem', message: integrityProblemsFinding(problems) };
+}
+
+/** `full`: PRAGMA integrity_check of every page (--full); else the quick check of the bus tables. */
+async function checkDatabase(io: CliIo, config: Config | undefined, path: string, full: boolean): Promise<DatabaseChecks> {
+  const checks: Check[] = [];
+  const file = await checkFile(config, path, checks);
+  if (file === undefined) return { checks };
+  const driver = await checkProtocol(config, file.protocol, checks);
+  if (driver === undefined) return { checks };
   const wal = checkWal(path);
   checks.push(wal);
   if (wal.status !== 'ok') {
@@ -150,41 +186,7 @@ async function checkDatabase(io: CliIo, config: Config | undefined, path: string
     return { checks };
   }
   checks.push(await checkSchema(path));
-  const progress = progressFor(io);
-  progress.step(full ? `checking every page of ${formatBytes(st.size)} ...` : 'checking the integrity of the bus tables ...');
-  let problems: string[];
-  try {
-    const db = openForInspection(path, loaded.driver);
-    if (typeof db === 'string') {
-      checks.push({ name: 'integrity', status: 'warn', message: `not checked: ${db}` });
-      return { checks };
-    }
-    try {
-      problems = full ? integrityProblems(db) : quickIntegrityProblems(db);
-      // An intact file without its schema where a bus was is the emptied database too (src/db/lost-database.ts).
-      const lostSchema = problems.length === 0 ? lostSchemaMessage(db, dirname(path)) : undefined;
-      if (lostSchema !== undefined) {
-        checks.push({ name: 'integrity', status: 'problem', message: lostSchema });
-        return { checks };
-      }
-    } finally {
-      db.close();
-    }
-  } catch (error) {
-    // Only SQLite's own verdict on the file makes it damaged; a lock it cannot judge or a refusal is reported where it belongs, never with restore or reset advice.
-    if (!(error instanceof DbError) || error.code !== 'corrupt') {
-      checks.push({ name: 'integrity', status: 'warn', message: `not checked: ${(error as Error).message}` });
-      return { checks };
-    }
-    problems = [`cannot open it: ${error.message}`];
-  } finally {
-    progress.done();
-  }
-  checks.push(
-    problems.length === 0
-      ? { name: 'integrity', status: 'ok', message: integrityOkFinding(full, st.size) }
-      : { name: 'integrity', status: 'problem', message: integrityProblemsFinding(problems) },
-  );
+  checks.push(await checkIntegrity(io, path, driver, full, file.size));
   return { checks };
 }
 
