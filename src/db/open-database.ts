@@ -39,6 +39,16 @@ import { permissionAdvice, storageError } from './storage-error.js';
 import { WAL_SIZE_LIMIT_BYTES } from './wal-size-limit.js';
 import {
   busyAtOpenMessage,
+  cannotCreateDataDirMessage,
+  databaseUnusableMessage,
+  dataDirNotDirectoryMessage,
+  dataDirParentAdvice,
+  dataDirUnusableMessage,
+  driverCannotRunMessage,
+  nativeNeededMessage,
+  noDriverMessage,
+  RUN_ON_NODE_22,
+  settingAsksFor,
   cannotOpenMessage,
   convertUnseenMessage,
   convertWhileHeldMessage,
@@ -132,18 +142,18 @@ export function prepareDataDir(dataDir: string): string {
     const why =
       code === 'EACCES' || code === 'EPERM'
         ? permissionAdvice(dir, code)
-        : `${code}: its parent must be a directory this user can write, or set AGENTBUS_DATA_DIR to a directory you own`;
-    throw new DbError('permission', `cannot create the data directory ${dir}: ${why}`, { error });
+        : dataDirParentAdvice(code);
+    throw new DbError('permission', cannotCreateDataDirMessage(dir, why), { error });
   }
   if (!statSync(dir).isDirectory()) {
-    throw new DbError('permission', `the data directory ${dir} is not a directory; set AGENTBUS_DATA_DIR to a directory`);
+    throw new DbError('permission', dataDirNotDirectoryMessage(dir));
   }
   try {
     accessSync(dir, constants.R_OK | constants.W_OK | constants.X_OK);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EROFS') throw storageError(error, dir);
-    throw new DbError('permission', `agentbus cannot use its data directory: ${permissionAdvice(dir, code)}`, { error });
+    throw new DbError('permission', dataDirUnusableMessage(permissionAdvice(dir, code)), { error });
   }
   return dir;
 }
@@ -162,7 +172,7 @@ function checkFileAccess(path: string): void {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') continue;
       if (code === 'EROFS') throw storageError(error, dirname(path));
-      throw new DbError('permission', `agentbus cannot read and write its database: ${permissionAdvice(file, code)}`, { error });
+      throw new DbError('permission', databaseUnusableMessage(permissionAdvice(file, code)), { error });
     }
   }
 }
@@ -191,7 +201,7 @@ function clearLostDatabase(path: string): void {
 
 async function requireDriver(name: DriverName, why: string, whatToDo: string): Promise<Driver> {
   const result = await loadDriver(name);
-  if (!result.ok) throw new DbError('driver_unavailable', `${why}, but ${result.reason}; ${whatToDo}`);
+  if (!result.ok) throw new DbError('driver_unavailable', driverCannotRunMessage(why, result.reason, whatToDo));
   return result.driver;
 }
 
@@ -223,11 +233,12 @@ async function convertStep(input: PlanInput, because: 'setting' | 'no_native', l
   const asked = describeDriverSetting(input.choice, input.source);
   const portable = DRIVER_FOR_PROTOCOL.portable;
   if (because === 'setting') {
-    const driver = await requireDriver(portable, `${asked} asks for the wasm driver`, changeDriverSetting(input.source, 'auto'));
-    return { driver, convertFrom: { protocol: 'posix', why: `${asked} asks for the wasm driver`, otherwise: changeDriverSetting(input.source, 'auto') } };
+    const why = settingAsksFor(asked, portable);
+    const driver = await requireDriver(portable, why, changeDriverSetting(input.source, 'auto'));
+    return { driver, convertFrom: { protocol: 'posix', why, otherwise: changeDriverSetting(input.source, 'auto') } };
   }
-  const driver = await requireDriver(portable, `${input.path} uses the posix lock protocol, which needs the native driver (${lastReason})`, REINSTALL);
-  return { driver, convertFrom: { protocol: 'posix', why: lastReason, otherwise: 'run this one with Node >= 22.13' } };
+  const driver = await requireDriver(portable, nativeNeededMessage(input.path, lastReason), REINSTALL);
+  return { driver, convertFrom: { protocol: 'posix', why: lastReason, otherwise: RUN_ON_NODE_22 } };
 }
 
 /** The refusal a refuse step throws, saying why and what to change. */
@@ -242,9 +253,10 @@ async function refusal(input: PlanInput, because: Extract<OpenStep, { kind: 'ref
   }
   if (file !== 'new' && because === 'driver_missing') return new DbError('driver_unavailable', driverMissingMessage(path, file, DRIVER_FOR_PROTOCOL[file], lastReason));
   if (because === 'setting_cannot_run') {
-    return new DbError('driver_unavailable', `${asked} asks for the ${choice} driver, but ${lastReason}; ${changeDriverSetting(source, 'auto')} to pick a driver that runs here`);
+    const fix = `${changeDriverSetting(source, 'auto')} to pick a driver that runs here`;
+    return new DbError('driver_unavailable', driverCannotRunMessage(settingAsksFor(asked, choice as DriverName), lastReason, fix));
   }
-  return new DbError('driver_unavailable', `no driver can run here (${reasons[0]}), but ${lastReason}; ${REINSTALL}`);
+  return new DbError('driver_unavailable', noDriverMessage(reasons[0], lastReason));
 }
 
 /**

@@ -88,3 +88,51 @@ export function busyAtOpenMessage(path: string, sqliteMessage: string): string {
 export function cannotOpenMessage(path: string, sqliteMessage: string): string {
   return `cannot open ${path} (SQLite: ${sqliteMessage}): run \`agentbus doctor\` to see why`;
 }
+
+/** Why the data directory could not be made, when it is not a permission: its parent. */
+export function dataDirParentAdvice(code: string | undefined): string {
+  return `${code}: its parent must be a directory this user can write, or set AGENTBUS_DATA_DIR to a directory you own`;
+}
+
+/** The data directory could not be made; `why` says what to do. */
+export function cannotCreateDataDirMessage(dir: string, why: string): string {
+  return `cannot create the data directory ${dir}: ${why}`;
+}
+
+/** The data directory path is a file. */
+export function dataDirNotDirectoryMessage(dir: string): string {
+  return `the data directory ${dir} is not a directory; set AGENTBUS_DATA_DIR to a directory`;
+}
+
+/** This user cannot read, write or search the data directory; `advice` is permissionAdvice's. */
+export function dataDirUnusableMessage(advice: string): string {
+  return `agentbus cannot use its data directory: ${advice}`;
+}
+
+/** This user cannot read and write a database file; `advice` is permissionAdvice's. */
+export function databaseUnusableMessage(advice: string): string {
+  return `agentbus cannot read and write its database: ${advice}`;
+}
+
+/** The setting names a driver (`asked` is describeDriverSetting's). */
+export function settingAsksFor(asked: string, driver: DriverName): string {
+  return `${asked} asks for the ${driver} driver`;
+}
+
+/** A posix file where node:sqlite cannot run (`reason`), before converting it. */
+export function nativeNeededMessage(path: string, reason: string): string {
+  return `${path} uses the posix lock protocol, which needs the native driver (${reason})`;
+}
+
+/** What else would open a posix file as it is, instead of converting it. */
+export const RUN_ON_NODE_22 = 'run this one with Node >= 22.13';
+
+/** A driver a step needs cannot run: `why` it was needed, `reason` it cannot run, `whatToDo`. */
+export function driverCannotRunMessage(why: string, reason: string, whatToDo: string): string {
+  return `${why}, but ${reason}; ${whatToDo}`;
+}
+
+/** No driver runs here; the reasons of both, in the order tried. */
+export function noDriverMessage(firstReason: string | undefined, lastReason: string): string {
+  return driverCannotRunMessage(`no driver can run here (${firstReason})`, lastReason, REINSTALL);
+}
