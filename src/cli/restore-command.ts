@@ -89,6 +89,40 @@ function stamp(now: number): string {
   return new Date(now).toISOString().replace(/[:.]/g, '-');
 }
 
+/**
+ * Under the set-up lock and only while no process has the database open: the
+ * current file is set aside (kept as `aside`) and the checked copy renamed into
+ * its place. True when there was a database to replace.
+ */
+function swapIn(io: CliIo, path: string, dataDir: string, copy: string, aside: string): boolean {
+  let replaced = false;
+  try {
+    withSetupLock(path, SETUP_WAIT_MS, () => {
+      refuseWhileHeld(io, path, 'restore');
+      replaced = existsSync(path);
+      mkdirSync(join(dataDir, 'backups'), { recursive: true, mode: 0o700 });
+      setCurrentAside(path, aside);
+      renameSync(copy, path);
+    });
+  } catch (error) {
+    if (error instanceof CliError) throw error;
+    const code = (error as { code?: string }).code;
+    if (code === 'setup_timeout') throw new CliError('refused', `${(error as Error).message}; nothing changed`);
+    throw error;
+  }
+  return replaced;
+}
+
+/** Opens the restored file through the normal path where its driver runs (that also migrates an older schema); what to add to the report line. */
+async function openRestored(io: CliIo, dataDir: string, protocol: LockProtocol, schemaVersion: number, progress: ReturnType<typeof progressFor>): Promise<string> {
+  const driver = await loadDriver(DRIVER_FOR_PROTOCOL[protocol]);
+  if (!driver.ok) return `; the next \`agentbus mcp\` on this Node converts it to the portable protocol (${driver.reason})`;
+  progress.step('opening the restored database ...');
+  const { db, migrations } = await openDatabase({ dataDir, driver: DRIVER_FOR_PROTOCOL[protocol], now: () => io.clock.now() });
+  db.close();
+  return migrations.applied.length > 0 ? `, upgraded from schema v${schemaVersion} to v${migrations.version}` : '';
+}
+
 export async function restoreCommand(io: CliIo, args: readonly string[], flags: Record<string, unknown>): Promise<number> {
   const given = args[0];
   if (given === undefined) throw new CliError('usage', 'restore needs the backup file, e.g. agentbus restore ~/.local/share/agentbus/backups/agentbus-<time>.db');
@@ -116,33 +150,8 @@ export async function restoreCommand(io: CliIo, args: readonly string[], flags: 
 
     const aside = join(dataDir, 'backups', `agentbus-${stamp(io.clock.now())}-replaced.db`);
     progress.step('checking that no process has the database open ...');
-    let replaced = false;
-    try {
-      withSetupLock(path, SETUP_WAIT_MS, () => {
-        refuseWhileHeld(io, path, 'restore');
-        replaced = existsSync(path);
-        mkdirSync(join(dataDir, 'backups'), { recursive: true, mode: 0o700 });
-        setCurrentAside(path, aside);
-        renameSync(copy, path);
-      });
-    } catch (error) {
-      if (error instanceof CliError) throw error;
-      const code = (error as { code?: string }).code;
-      if (code === 'setup_timeout') throw new CliError('refused', `${(error as Error).message}; nothing changed`);
-      throw error;
-    }
-
-    // Opened through the normal path where its driver runs: that also migrates an older schema.
-    let opened = '';
-    const driver = await loadDriver(DRIVER_FOR_PROTOCOL[state.protocol]);
-    if (driver.ok) {
-      progress.step('opening the restored database ...');
-      const { db, migrations } = await openDatabase({ dataDir, driver: DRIVER_FOR_PROTOCOL[state.protocol], now: () => io.clock.now() });
-      db.close();
-      opened = migrations.applied.length > 0 ? `, upgraded from schema v${schemaVersion} to v${migrations.version}` : '';
-    } else {
-      opened = `; the next \`agentbus mcp\` on this Node converts it to the portable protocol (${driver.reason})`;
-    }
+    const replaced = swapIn(io, path, dataDir, copy, aside);
+    const opened = await openRestored(io, dataDir, state.protocol, schemaVersion, progress);
     progress.done();
     io.stdout.write(
       `restored ${backup} to ${path} (integrity ok, ${state.protocol} lock protocol${opened})` +
