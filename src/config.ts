@@ -43,7 +43,7 @@ const nonEmpty = (what: string) => v.pipe(v.string(`must be a string (${what})`)
 
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 
-/** The config file's schema: every key of the design's table plus `driver`. */
+/** The config file's schema: every key of docs/configuration.md's table. */
 export const ConfigFileSchema = v.strictObject({
   data_directory: v.optional(nonEmpty('a directory path'), '~/.local/share/agentbus'),
   driver: v.optional(v.picklist(DRIVER_CHOICES, `must be one of ${DRIVER_CHOICES.join(', ')}`), 'auto'),

@@ -12,14 +12,12 @@ import type { LockRecord, Refusal } from './lock-table.js';
 import type { DatabaseLock } from './portable-locks.js';
 import type { ShmIndex } from './shm-index.js';
 import { closeConnectionNumber, liveness } from './owner-liveness.js';
-import { SQLITE_BUSY, SQLITE_FULL, SQLITE_IOERR, SQLITE_IOERR_WRITE, SQLITE_OK } from './sqlite-codes.js';
+import { SQLITE_BUSY, SQLITE_FULL, SQLITE_IOERR, SQLITE_IOERR_WRITE, SQLITE_OK, SQLITE_OPEN_WAL as OPEN_WAL } from './sqlite-codes.js';
 import type { Sqlite3 } from './sqlite-runtime.js';
 import { registerFacade } from './vfs-facade.js';
 
 /** The name the file layer registers under. */
 export const VFS_NAME = 'agentbus-nodefs';
-
-const OPEN_WAL = 0x80000;
 
 /** The state behind one sqlite3_file. */
 export interface OpenFile {

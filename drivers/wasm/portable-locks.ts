@@ -25,7 +25,7 @@ const CONFLICTS_PENDING = [REC.dbPending];
 const CONFLICTS_EXCLUSIVE = [REC.dbShared];
 const CONFLICTS_ANY_WRITER = [REC.dbReserved, REC.dbPending, REC.dbExclusive];
 
-/** Hooks the WAL index needs around the EXCLUSIVE level (trap 2 in the design notes). */
+/** Hooks the WAL index needs around the EXCLUSIVE level (trap 2, "Last closer in exclusive mode": docs/drivers.md, "The WAL index across processes"). */
 export interface ExclusiveHooks {
   /** Called right after EXCLUSIVE is granted: bring the private WAL index up to date. */
   onExclusive(): void;

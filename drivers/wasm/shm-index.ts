@@ -10,7 +10,8 @@
  * retry sees progress), push before every exclusive shm lock is released,
  * pull inside every sleep (trap 1), full sync when the database lock reaches
  * EXCLUSIVE and push before it is released (trap 2), and a re-check of
- * nBackfill on fresh data when READ_LOCK(0) is granted (trap 3).
+ * nBackfill on fresh data when READ_LOCK(0) is granted (trap 3). The three
+ * traps are described in docs/drivers.md, "The WAL index across processes".
  *
  * Why this is enough: SQLite only writes the index while holding an exclusive
  * shm lock (or the database EXCLUSIVE lock), hash tables only under

@@ -1,6 +1,6 @@
 /**
- * SQLite's result codes (sqlite3.h), the one place the wasm driver declares
- * them: the file layer answers SQLite with them and the connection reads
+ * SQLite's result codes and open flags (sqlite3.h), the one place the wasm
+ * driver declares them: the file layer answers SQLite with them and the connection reads
  * them from the engine. An extended code is its primary code plus a detail
  * in the second byte (`code & 0xff` is the primary).
  */
@@ -29,3 +29,14 @@ export const SQLITE_IOERR_SHMOPEN = SQLITE_IOERR | (18 << 8);
 export const SQLITE_IOERR_SHMLOCK = SQLITE_IOERR | (20 << 8);
 export const SQLITE_IOERR_SHMMAP = SQLITE_IOERR | (21 << 8);
 export const SQLITE_IOERR_DELETE_NOENT = SQLITE_IOERR | (23 << 8);
+
+/** sqlite3_open_v2's and xOpen's flags (SQLITE_OPEN_*): what a file is opened as. */
+export const SQLITE_OPEN_READONLY = 0x1;
+export const SQLITE_OPEN_READWRITE = 0x2;
+export const SQLITE_OPEN_CREATE = 0x4;
+export const SQLITE_OPEN_DELETEONCLOSE = 0x8;
+export const SQLITE_OPEN_EXCLUSIVE = 0x10;
+export const SQLITE_OPEN_MAIN_DB = 0x100;
+export const SQLITE_OPEN_WAL = 0x80000;
+/** Extended result codes from the connection. */
+export const SQLITE_OPEN_EXRESCODE = 0x02000000;

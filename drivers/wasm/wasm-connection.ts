@@ -24,7 +24,15 @@ import { checkValue, StatementParameters, unsafeIntegerError } from '../../src/d
 import { settleReleases } from './lock-table.js';
 import { VFS_NAME, type NodeFsVfs } from './node-fs-vfs.js';
 import { BusyWaiter } from './busy-wait.js';
-import { SQLITE_DONE, SQLITE_OK, SQLITE_ROW } from './sqlite-codes.js';
+import {
+  SQLITE_DONE,
+  SQLITE_OK,
+  SQLITE_OPEN_CREATE as OPEN_CREATE,
+  SQLITE_OPEN_EXRESCODE as OPEN_EXRESCODE,
+  SQLITE_OPEN_READWRITE as OPEN_READWRITE,
+  SQLITE_ROW,
+} from './sqlite-codes.js';
+import { WAL_SIZE_LIMIT_BYTES as WAL_TRUNCATE_BYTES } from '../../src/db/wal-size-limit.js';
 import { readCString } from './c-string.js';
 import type { Sqlite3, SqliteExports, SqliteWasm } from './sqlite-runtime.js';
 
@@ -33,9 +41,6 @@ const SQLITE_FLOAT = 2;
 const SQLITE_TEXT = 3;
 const SQLITE_BLOB = 4;
 const SQLITE_TRANSIENT = -1;
-const OPEN_READWRITE = 0x2;
-const OPEN_CREATE = 0x4;
-const OPEN_EXRESCODE = 0x02000000;
 const DBCONFIG_DQS_DML = 1013;
 const DBCONFIG_DQS_DDL = 1014;
 /** Characters without which SQL text has no parameter. */
@@ -43,13 +48,6 @@ const MAYBE_PARAMETER = /[?:@$#]/;
 /** How many distinct exec() texts stay compiled per connection. */
 const EXEC_CACHE_SIZE = 32;
 
-/**
- * WAL growth guard. SQLite's automatic checkpoint is PASSIVE: it cannot reset
- * the WAL while readers keep old snapshots, so under constant readers the WAL
- * only grows. Past this size a connection that just finished a statement in
- * autocommit mode asks for a TRUNCATE checkpoint with a short busy wait.
- */
-const WAL_TRUNCATE_BYTES = 16 * 1024 * 1024;
 /** How often (ms) a connection looks at the WAL size. */
 const WAL_CHECK_INTERVAL_MS = 1000;
 /** Busy wait allowed for the growth-guard checkpoint. */

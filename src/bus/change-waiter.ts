@@ -24,7 +24,7 @@
 import { closeSync, openSync, utimesSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 
-/** The design's receive poll interval: the longest a waiter sleeps without looking. */
+/** receive's poll interval, the floor under every wake-up (docs/architecture.md, "Behaviour, briefly"): the longest a waiter sleeps without looking. */
 export const POLL_INTERVAL_MS = 250;
 
 /** The file a committing process touches to wake waiters in every process. */
@@ -92,6 +92,22 @@ export function ringBell(dataDir: string): boolean {
   return createBell(bell);
 }
 
+/** A watch of the bell file, made first when missing; undefined where no watch can be had (the poll still works then). */
+function watchBell(bell: string, listen: (event: string) => void): FSWatcher | undefined {
+  try {
+    try {
+      return watch(bell, { persistent: false }, listen);
+    } catch (error) {
+      // A file must exist to be watched; ringing would create it, and so may we.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || !createBell(bell)) return undefined;
+      return watch(bell, { persistent: false }, listen);
+    }
+  } catch {
+    // No watch here (e.g. the platform or file system lacks it).
+    return undefined;
+  }
+}
+
 /**
  * A waiter woken by the bell of `<dataDir>`; one per process is enough. It
  * watches from creation, so a ring between a caller's look and its wait is
@@ -115,7 +131,7 @@ export function createChangeWaiter(dataDir: string, pollMs = POLL_INTERVAL_MS): 
       // Removed or replaced: this watch follows the old file, which nobody rings again.
       // Watch the file at that path now (a ring may have made it: hear it as one).
       if (event === 'rename') {
-        w.close();
+        w?.close();
         if (watcher === w) {
           watcher = undefined;
           ensureWatcher();
@@ -124,19 +140,8 @@ export function createChangeWaiter(dataDir: string, pollMs = POLL_INTERVAL_MS): 
       hint();
     };
     // Assigned before any event can arrive: events come on a later turn of the event loop.
-    let w: FSWatcher;
-    try {
-      try {
-        w = watch(bell, { persistent: false }, listen);
-      } catch (error) {
-        // A file must exist to be watched; ringing would create it, and so may we.
-        if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || !createBell(bell)) return;
-        w = watch(bell, { persistent: false }, listen);
-      }
-    } catch {
-      // No watch here (e.g. the platform or file system lacks it): the poll still works.
-      return;
-    }
+    const w = watchBell(bell, listen);
+    if (w === undefined) return;
     w.on('error', () => {
       w.close();
       if (watcher === w) watcher = undefined;

@@ -43,8 +43,9 @@ export function lastSeq(ctx: BusContext): number {
   return ctx.db.get<{ seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = 'messages'")?.seq ?? 0;
 }
 
-// The design names this field `name` ("create_channel | Name, kind"); every
-// other operation refers to an existing channel as `channel`.
+// create_channel names the channel it makes `name` (a new channel, as the
+// tool's documented input has it); every other operation refers to an
+// existing channel as `channel`.
 export const CreateChannelInput = v.strictObject({
   as: AsField,
   name: v.pipe(ChannelNameField, v.description('The new channel\'s name: 1-128 of A-Z a-z 0-9 . _ -, starting with a letter or digit.')),

@@ -3,7 +3,7 @@
  *
  * A session row is held by one process (its owner token) and records that
  * process's identity and its heartbeats. Whether another process may take a
- * name is judged by src/bus/session-liveness.ts: a holder that is certainly
+ * name is judged by src/liveness/session-liveness.ts: a holder that is certainly
  * dead frees its name at once, a live one never loses it to a wall-clock
  * jump. Every lookup and refresh is conditioned on the owner token, so a
  * process whose name was taken gets `not_registered`.
@@ -29,11 +29,11 @@ import {
   judgeHolder,
   observer,
   type SessionHolder,
-} from './session-liveness.js';
+} from '../liveness/session-liveness.js';
 import { isoTime } from './time.js';
 import { invalid, parseInput } from './validate.js';
 
-export { HEARTBEAT_INTERVAL_MS, SESSION_EXPIRY_MS } from './session-liveness.js';
+export { HEARTBEAT_INTERVAL_MS, SESSION_EXPIRY_MS } from '../liveness/session-liveness.js';
 // Far beyond any real fleet; bounds the loop if the table were ever full of one name.
 const MAX_SUFFIX = 100_000;
 

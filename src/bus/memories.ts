@@ -16,8 +16,8 @@
  */
 import * as v from 'valibot';
 import { triggerEmbeddingPass } from '../embeddings/embedding-pass.js';
-import { inspect } from '../inspection/inspect.js';
-import { ensureCapacity } from '../maintenance/capacity.js';
+import { inspect } from './inspect.js';
+import { ensureCapacity } from './capacity-check.js';
 import type { BusContext } from './bus-context.js';
 import { lastSeq } from './channels.js';
 import {

@@ -1,5 +1,5 @@
 /**
- * receive: the design's five steps ("Receiving and acknowledgment").
+ * receive, in five steps (docs/architecture.md, "Behaviour, briefly", says the same for users):
  *
  * 1. `as` is checked with the owner token; subscriptions idle past
  *    cursor_idle_hours are deleted (`expired` notice), and so are the

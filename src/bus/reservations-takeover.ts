@@ -25,7 +25,7 @@
 import { monotonicScope } from '../clock.js';
 import type { Database } from '../db/database.js';
 import type { Notice } from './notice.js';
-import type { LiveView } from './reservations-live.js';
+import type { LiveView } from '../liveness/reservations-live.js';
 import { isoTime } from './time.js';
 
 /** A holder whose heartbeat has not moved for this long has stalled, and its reservations may be taken over. */

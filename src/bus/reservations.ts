@@ -22,7 +22,7 @@ import { AsField, heartbeat, requireSession } from './identity.js';
 import { sameLineage } from './names.js';
 import { filePatterns } from './reservations-files.js';
 import { checkPattern, compiledOverlap, compilePattern, PATTERN_MAX_LENGTH, type CompiledPattern } from './reservations-patterns.js';
-import { deleteDeadReservations, expiryColumns, liveReservations, type ReservationRow } from './reservations-live.js';
+import { deleteDeadReservations, expiryColumns, liveReservations, type ReservationRow } from '../liveness/reservations-live.js';
 import { cleanGitEnv, findRepository, RepositoryLookupError, type Repository } from './reservations-repository.js';
 import { isStalled, recordTakeover, TAKEOVER_STALL_MS, takenKey, takenReservations, type TakenFrom } from './reservations-takeover.js';
 import { isoTime } from './time.js';
@@ -310,6 +310,54 @@ function lifetimes(input: v.InferOutput<typeof ReserveInput>, patterns: readonly
   return out;
 }
 
+/** Every live reservation of another name that one of `patterns` overlaps (either side exclusive), with the patterns that overlap it. */
+function findConflicts(
+  ctx: BusContext,
+  repository: string,
+  patterns: readonly string[],
+  files: ReadonlySet<string>,
+  others: readonly ReservationRow[],
+  exclusiveOf: (pattern: string) => boolean,
+): Map<ReservationRow, string[]> {
+  const conflicts = new Map<ReservationRow, string[]>();
+  const stored = storedFiles(ctx, repository);
+  const othersCompiled = others.map((row) => ({ row, compiled: compiledRow(row, stored) }));
+  for (const pattern of patterns) {
+    const exclusive = exclusiveOf(pattern);
+    const compiled = compilePattern(pattern, { file: files.has(pattern) });
+    for (const { row: other, compiled: theirs } of othersCompiled) {
+      if ((exclusive || other.exclusive === 1) && compiledOverlap(compiled, theirs)) {
+        const overlaps = conflicts.get(other) ?? [];
+        overlaps.push(pattern);
+        conflicts.set(other, overlaps);
+      }
+    }
+  }
+  return conflicts;
+}
+
+/** Inserts or renews one reservation row; a takeover's `takenFrom` is recorded, and kept on a later renewal. */
+function writeReservation(
+  ctx: BusContext,
+  row: ReservationRow,
+  expiry: ReturnType<typeof expiryColumns>,
+  extra: { readonly file: boolean; readonly takenFrom: string | null; readonly now: number },
+): void {
+  const from = extra.takenFrom;
+  ctx.db.run(
+    `INSERT INTO reservations (repository, pattern, holder, owner, exclusive, reason, reserved_at, expires_at, clock_domain, expires_mono, file, taken_from, taken_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (repository, holder, pattern) DO UPDATE SET
+       owner = excluded.owner, exclusive = excluded.exclusive, reason = excluded.reason, reserved_at = excluded.reserved_at,
+       expires_at = excluded.expires_at, clock_domain = excluded.clock_domain, expires_mono = excluded.expires_mono, file = excluded.file,
+       taken_from = coalesce(excluded.taken_from, taken_from), taken_at = coalesce(excluded.taken_at, taken_at)`,
+    [
+      row.repository, row.pattern, row.holder, ctx.owner, row.exclusive, row.reason, row.reserved_at, row.expires_at,
+      expiry.clock_domain, expiry.expires_mono, extra.file ? 1 : null, from, from === null ? null : extra.now,
+    ],
+  );
+}
+
 /**
  * Reserves `paths` in the repository for the caller, or renews the ones it
  * holds. A name's line of descent (sameLineage: a parent and its children)
@@ -334,20 +382,7 @@ export function reserve(ctx: BusContext, rawInput: unknown): ReserveResult {
     const others = live.filter((r) => !sameLineage(r.holder, sender));
     const exclusiveOf = (pattern: string): boolean => input.exclusive ?? (mine.get(pattern)?.exclusive ?? 1) === 1;
 
-    const conflicts = new Map<ReservationRow, string[]>();
-    const stored = storedFiles(ctx, repository.id);
-    const othersCompiled = others.map((row) => ({ row, compiled: compiledRow(row, stored) }));
-    for (const pattern of patterns) {
-      const exclusive = exclusiveOf(pattern);
-      const compiled = compilePattern(pattern, { file: files.has(pattern) });
-      for (const { row: other, compiled: theirs } of othersCompiled) {
-        if ((exclusive || other.exclusive === 1) && compiledOverlap(compiled, theirs)) {
-          const overlaps = conflicts.get(other) ?? [];
-          overlaps.push(pattern);
-          conflicts.set(other, overlaps);
-        }
-      }
-    }
+    const conflicts = findConflicts(ctx, repository.id, patterns, files, others, exclusiveOf);
     const taken = conflicts.size === 0 ? new Map<string, string[]>() : takeOver(ctx, input.take_over === true, conflicts, sender, now);
 
     const added = patterns.filter((p) => !mine.has(p)).length;
@@ -373,19 +408,7 @@ export function reserve(ctx: BusContext, rawInput: unknown): ReserveResult {
         reserved_at: taken.has(pattern) ? now : (held?.reserved_at ?? now),
         expires_at: expiry.expires_at,
       };
-      const from = taken.get(pattern)?.join(', ') ?? null;
-      db.run(
-        `INSERT INTO reservations (repository, pattern, holder, owner, exclusive, reason, reserved_at, expires_at, clock_domain, expires_mono, file, taken_from, taken_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (repository, holder, pattern) DO UPDATE SET
-           owner = excluded.owner, exclusive = excluded.exclusive, reason = excluded.reason, reserved_at = excluded.reserved_at,
-           expires_at = excluded.expires_at, clock_domain = excluded.clock_domain, expires_mono = excluded.expires_mono, file = excluded.file,
-           taken_from = coalesce(excluded.taken_from, taken_from), taken_at = coalesce(excluded.taken_at, taken_at)`,
-        [
-          row.repository, row.pattern, row.holder, ctx.owner, row.exclusive, row.reason, row.reserved_at, row.expires_at,
-          expiry.clock_domain, expiry.expires_mono, files.has(pattern) ? 1 : null, from, from === null ? null : now,
-        ],
-      );
+      writeReservation(ctx, row, expiry, { file: files.has(pattern), takenFrom: taken.get(pattern)?.join(', ') ?? null, now });
       rows.push(row);
     }
     const takenNow = takenReservations(db, repository.id);

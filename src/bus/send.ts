@@ -7,8 +7,8 @@
  */
 import * as v from 'valibot';
 import { triggerEmbeddingPass } from '../embeddings/embedding-pass.js';
-import { inspect } from '../inspection/inspect.js';
-import { ensureCapacity } from '../maintenance/capacity.js';
+import { inspect } from './inspect.js';
+import { ensureCapacity } from './capacity-check.js';
 import type { BusContext } from './bus-context.js';
 import { lastSeq, requireChannel, type ChannelRow } from './channels.js';
 import { EnvelopeFields, envelopeColumns, measureEnvelope, toEnvelope, type Envelope } from './envelope.js';

@@ -11,6 +11,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { ConfigError, type Config } from '../config.js';
 import { DbError } from '../db/db-error.js';
+import type { Driver, LockProtocol } from '../db/driver.js';
 import { databasePath, lostDatabaseMessage, openForInspection } from '../db/open-database.js';
 import { readFileState, type FileState } from '../db/file-header.js';
 import { lostSchemaMessage } from '../db/lost-database.js';
@@ -18,8 +19,11 @@ import { permissionAdvice } from '../db/storage-error.js';
 import { changeDriverSetting, DRIVER_FOR_PROTOCOL, loadDriver } from '../db/select-driver.js';
 import { commandConfig, flagSet } from './cli-config.js';
 import type { CliIo } from './cli-io.js';
+import type { Check, CheckStatus } from './doctor-check.js';
+import { driverMissingFinding, INTEGRITY_AFTER_WAL, integrityOkFinding, integrityProblemsFinding, settingMismatchFinding } from './doctor-messages.js';
 import { formatBytes, table } from './format.js';
 import { integrityProblems, quickIntegrityProblems } from '../db/integrity.js';
+import { settingConflicts } from '../db/open-plan.js';
 import { checkFileSystem } from './doctor-file-system.js';
 import { checkLocks } from './doctor-locks.js';
 import { progressFor } from './progress.js';
@@ -30,17 +34,6 @@ import { checkSchema } from './doctor-schema.js';
 import { checkWal } from './doctor-wal.js';
 
 /** `ok`: fine; `warn`: works but should be fixed; `problem`: broken (exit 1); `fixed`: was a problem, cleared by this run. */
-export type CheckStatus = 'ok' | 'warn' | 'problem' | 'fixed';
-
-export interface Check {
-  /** Stable id for scripts: config, data_directory, file_system, disk, database, new_database (no database yet), lock_protocol, wal, schema, integrity, stale_locks, shared_files. */
-  readonly name: string;
-  /** How it went. */
-  readonly status: CheckStatus;
-  /** What was found and, unless ok, what to do. */
-  readonly message: string;
-}
-
 export interface DoctorReport {
   /** False when any check is a problem. */
   readonly ok: boolean;
@@ -100,116 +93,100 @@ interface DatabaseChecks {
   readonly checks: Check[];
 }
 
-/** `full`: PRAGMA integrity_check of every page (--full); else the quick check of the bus tables. */
-async function checkDatabase(io: CliIo, config: Config | undefined, path: string, full: boolean): Promise<DatabaseChecks> {
-  const checks: Check[] = [];
+/** The database check; the file's protocol and size when the checks go on, undefined when this one ends them. */
+async function checkFile(config: Config | undefined, path: string, checks: Check[]): Promise<{ protocol: LockProtocol; size: number } | undefined> {
   let state: FileState;
   try {
     state = readFileState(path);
   } catch (error) {
     const message = searchable(dirname(path)) ? permissionAdvice(path, (error as NodeJS.ErrnoException).code) : NOT_SEARCHABLE;
     checks.push({ name: 'database', status: 'problem', message });
-    return { checks };
+    return undefined;
   }
   const lost = lostDatabaseMessage(path, dirname(path), state);
   if (lost !== undefined) {
     checks.push({ name: 'database', status: 'problem', message: lost });
-    return { checks };
+    return undefined;
   }
   if (state.kind === 'missing' || state.kind === 'empty') {
     checks.push({ name: 'database', status: 'ok', message: `${path} does not exist yet; the first \`agentbus mcp\` creates it` });
     checks.push(await newDatabaseCheck(config));
-    return { checks };
+    return undefined;
   }
   const st = statSync(path);
   if (state.kind === 'foreign') {
     checks.push({ name: 'database', status: 'problem', message: `${state.reason}` });
-    return { checks };
+    return undefined;
   }
   checks.push(
     (st.mode & 0o077) !== 0
       ? { name: 'database', status: 'warn', message: `${path} is mode ${modeText(st.mode)}; chmod 600 ${path}` }
       : { name: 'database', status: 'ok', message: `${path} (${formatBytes(st.size)}, mode ${modeText(st.mode)})` },
   );
-  const wanted = DRIVER_FOR_PROTOCOL[state.protocol];
+  return { protocol: state.protocol, size: st.size };
+}
+
+/** The lock_protocol check; the driver that opens the file, undefined when it cannot run here. */
+async function checkProtocol(config: Config | undefined, protocol: LockProtocol, checks: Check[]): Promise<Driver | undefined> {
+  const wanted = DRIVER_FOR_PROTOCOL[protocol];
   const loaded = await loadDriver(wanted);
   if (!loaded.ok) {
-    checks.push({
-      name: 'lock_protocol',
-      status: 'problem',
-      message:
-        state.protocol === 'posix'
-          ? `posix, which needs the native driver, and it cannot run here (${loaded.reason}); \`agentbus mcp\` on this Node converts the file to portable by itself when no process has it open (or run \`agentbus convert --to portable\` with every agentbus process stopped)`
-          : `${state.protocol}, which needs the ${wanted} driver, and it cannot run here (${loaded.reason}); reinstall agentbus with \`npm ci\``,
-    });
-    return { checks };
+    checks.push({ name: 'lock_protocol', status: 'problem', message: driverMissingFinding(protocol, wanted, loaded.reason) });
+    return undefined;
   }
   const choice = config?.driver ?? 'auto';
-  if (choice !== 'auto' && choice !== wanted) {
-    checks.push({
-      name: 'lock_protocol',
-      status: 'problem',
-      message: `${state.protocol} (${wanted} driver) but the driver setting is ${choice}: ${changeDriverSetting(config?.driverSource ?? { kind: 'env' }, 'auto')}, or run \`agentbus convert --to ${state.protocol === 'posix' ? 'portable' : 'posix'}\` with every agentbus process stopped`,
-    });
+  if (settingConflicts(protocol, choice)) {
+    const autoFix = changeDriverSetting(config?.driverSource ?? { kind: 'env' }, 'auto');
+    checks.push({ name: 'lock_protocol', status: 'problem', message: settingMismatchFinding(protocol, wanted, choice, autoFix) });
   } else {
-    checks.push({ name: 'lock_protocol', status: 'ok', message: `${state.protocol} (${wanted} driver, SQLite ${loaded.driver.capabilities.sqliteVersion})` });
+    checks.push({ name: 'lock_protocol', status: 'ok', message: `${protocol} (${wanted} driver, SQLite ${loaded.driver.capabilities.sqliteVersion})` });
   }
-  const wal = checkWal(path);
-  checks.push(wal);
-  if (wal.status !== 'ok') {
-    checks.push({
-      name: 'integrity',
-      status: 'warn',
-      message: 'not checked: opening the database now could make SQLite checkpoint and delete the damaged -wal; deal with the wal finding first',
-    });
-    return { checks };
-  }
-  checks.push(await checkSchema(path));
+  return loaded.driver;
+}
+
+/** The integrity check: SQLite's verdict on the file opened for inspection, or why it was not checked. */
+async function checkIntegrity(io: CliIo, path: string, driver: Driver, full: boolean, size: number): Promise<Check> {
   const progress = progressFor(io);
-  progress.blockingStep(full ? `checking every page of ${formatBytes(st.size)} ...` : 'checking the integrity of the bus tables ...', full ? st.size : 0);
+  progress.blockingStep(full ? `checking every page of ${formatBytes(size)} ...` : 'checking the integrity of the bus tables ...', full ? size : 0);
   let problems: string[];
   try {
-    const db = openForInspection(path, loaded.driver);
-    if (typeof db === 'string') {
-      checks.push({ name: 'integrity', status: 'warn', message: `not checked: ${db}` });
-      return { checks };
-    }
+    const db = openForInspection(path, driver);
+    if (typeof db === 'string') return { name: 'integrity', status: 'warn', message: `not checked: ${db}` };
     try {
       problems = full ? integrityProblems(db) : quickIntegrityProblems(db);
       // An intact file without its schema where a bus was is the emptied database too (src/db/lost-database.ts).
       const lostSchema = problems.length === 0 ? lostSchemaMessage(db, dirname(path)) : undefined;
-      if (lostSchema !== undefined) {
-        checks.push({ name: 'integrity', status: 'problem', message: lostSchema });
-        return { checks };
-      }
+      if (lostSchema !== undefined) return { name: 'integrity', status: 'problem', message: lostSchema };
     } finally {
       db.close();
     }
   } catch (error) {
     // Only SQLite's own verdict on the file makes it damaged; a lock it cannot judge or a refusal is reported where it belongs, never with restore or reset advice.
-    if (!(error instanceof DbError) || error.code !== 'corrupt') {
-      checks.push({ name: 'integrity', status: 'warn', message: `not checked: ${(error as Error).message}` });
-      return { checks };
-    }
+    if (!(error instanceof DbError) || error.code !== 'corrupt') return { name: 'integrity', status: 'warn', message: `not checked: ${(error as Error).message}` };
     problems = [`cannot open it: ${error.message}`];
   } finally {
     progress.done();
   }
-  checks.push(
-    problems.length === 0
-      ? {
-          name: 'integrity',
-          status: 'ok',
-          message: full
-            ? 'PRAGMA integrity_check: ok'
-            : `PRAGMA quick_check of the bus tables: ok (messages, their index and vectors not read: \`agentbus doctor --full\` checks every page of ${formatBytes(st.size)})`,
-        }
-      : {
-          name: 'integrity',
-          status: 'problem',
-          message: `${problems.length} problem(s): ${problems.slice(0, 5).join('; ')}; stop agentbus, then \`agentbus restore <backup>\` (\`agentbus backup\` makes them) or \`agentbus reset\``,
-        },
-  );
+  return problems.length === 0
+    ? { name: 'integrity', status: 'ok', message: integrityOkFinding(full, size) }
+    : { name: 'integrity', status: 'problem', message: integrityProblemsFinding(problems) };
+}
+
+/** `full`: PRAGMA integrity_check of every page (--full); else the quick check of the bus tables. */
+async function checkDatabase(io: CliIo, config: Config | undefined, path: string, full: boolean): Promise<DatabaseChecks> {
+  const checks: Check[] = [];
+  const file = await checkFile(config, path, checks);
+  if (file === undefined) return { checks };
+  const driver = await checkProtocol(config, file.protocol, checks);
+  if (driver === undefined) return { checks };
+  const wal = checkWal(path);
+  checks.push(wal);
+  if (wal.status !== 'ok') {
+    checks.push({ name: 'integrity', status: 'warn', message: INTEGRITY_AFTER_WAL });
+    return { checks };
+  }
+  checks.push(await checkSchema(path));
+  checks.push(await checkIntegrity(io, path, driver, full, file.size));
   return { checks };
 }
 

@@ -8,7 +8,7 @@ import { dirname } from 'node:path';
 import type { Config } from '../config.js';
 import { databasePath } from '../db/open-database.js';
 import { DISK_FULL_BYTES, diskSpace } from '../db/disk-space.js';
-import type { Check } from './doctor-command.js';
+import type { Check } from './doctor-check.js';
 import { formatBytes } from './format.js';
 
 const MIB = 1024 * 1024;

@@ -3,7 +3,7 @@
  * system where the lock protocols hold (src/db/file-system-kind.ts).
  */
 import { fileSystemOf } from '../db/file-system-kind.js';
-import type { Check } from './doctor-command.js';
+import type { Check } from './doctor-check.js';
 
 /** The file_system check for the data directory `dir` (or its nearest existing parent). */
 export function checkFileSystem(dir: string): Check {

@@ -10,7 +10,7 @@
 import type { CliIo } from './cli-io.js';
 import { flagSet } from './cli-config.js';
 import { confirm } from './confirm.js';
-import type { Check } from './doctor-command.js';
+import type { Check } from './doctor-check.js';
 import { clearStaleLocks, surveyLocks, type LockEntry } from './lock-files.js';
 
 function describeLock(entry: LockEntry): string {

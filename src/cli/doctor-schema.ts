@@ -8,7 +8,7 @@
 import { DbError } from '../db/db-error.js';
 import { olderSchemaNote } from '../db/schema-messages.js';
 import { peekSchema } from './admin-database.js';
-import type { Check } from './doctor-command.js';
+import type { Check } from './doctor-check.js';
 
 /** The schema check for the agentbus database at `path` (call once its lock protocol and -wal are fine). */
 export async function checkSchema(path: string): Promise<Check> {

@@ -10,7 +10,7 @@ import { accessSync, constants } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { sharedFiles } from '../db/shared-file-guard.js';
 import { permissionAdvice } from '../db/storage-error.js';
-import type { Check } from './doctor-command.js';
+import type { Check } from './doctor-check.js';
 
 /** What the checks of files inside the data directory say when they cannot look inside it. */
 export const NOT_SEARCHABLE = 'cannot be checked: this user cannot look inside the data directory (see data_directory)';

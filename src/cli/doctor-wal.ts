@@ -6,7 +6,7 @@
  */
 import { sleepSync } from '../db/sleep-sync.js';
 import { inspectWal, type WalReport } from '../db/wal-file.js';
-import type { Check } from './doctor-command.js';
+import type { Check } from './doctor-check.js';
 import { formatBytes } from './format.js';
 
 /** The report twice, a moment apart, when the first looks damaged: a live writer can be caught between two frames. */

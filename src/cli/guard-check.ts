@@ -7,7 +7,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { dirname } from 'node:path';
-import { hasReservations, liveReservations, type ReservationRow } from '../bus/reservations-live.js';
+import { hasReservations, liveReservations, type ReservationRow } from '../liveness/reservations-live.js';
 import { PathIndex } from '../bus/reservations-path-index.js';
 import { findRepository } from '../bus/reservations-repository.js';
 import type { Clock } from '../clock.js';

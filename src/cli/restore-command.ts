@@ -27,6 +27,7 @@ import { openerRegistryDir } from '../db/opener-registry.js';
 import { adminMarkerDir, lockTablePath } from '../db/portable-lock-files.js';
 import { DRIVER_FOR_PROTOCOL, loadDriver } from '../db/select-driver.js';
 import { withSetupLock } from '../db/setup-lock.js';
+import { otherProtocol } from '../db/lock-protocol.js';
 import { commandConfig } from './cli-config.js';
 import { CliError } from './cli-error.js';
 import type { CliIo } from './cli-io.js';
@@ -41,7 +42,7 @@ const SETUP_WAIT_MS = 10_000;
 async function readerFor(protocol: LockProtocol): Promise<Driver> {
   const own = await loadDriver(DRIVER_FOR_PROTOCOL[protocol]);
   if (own.ok) return own.driver;
-  const other = await loadDriver(DRIVER_FOR_PROTOCOL[protocol === 'posix' ? 'portable' : 'posix']);
+  const other = await loadDriver(DRIVER_FOR_PROTOCOL[otherProtocol(protocol)]);
   if (other.ok) return other.driver;
   throw new CliError('failed', `no driver can run here to check the backup (${own.reason}; ${other.reason})`);
 }
@@ -88,6 +89,40 @@ function stamp(now: number): string {
   return new Date(now).toISOString().replace(/[:.]/g, '-');
 }
 
+/**
+ * Under the set-up lock and only while no process has the database open: the
+ * current file is set aside (kept as `aside`) and the checked copy renamed into
+ * its place. True when there was a database to replace.
+ */
+function swapIn(io: CliIo, path: string, dataDir: string, copy: string, aside: string): boolean {
+  let replaced = false;
+  try {
+    withSetupLock(path, SETUP_WAIT_MS, () => {
+      refuseWhileHeld(io, path, 'restore');
+      replaced = existsSync(path);
+      mkdirSync(join(dataDir, 'backups'), { recursive: true, mode: 0o700 });
+      setCurrentAside(path, aside);
+      renameSync(copy, path);
+    });
+  } catch (error) {
+    if (error instanceof CliError) throw error;
+    const code = (error as { code?: string }).code;
+    if (code === 'setup_timeout') throw new CliError('refused', `${(error as Error).message}; nothing changed`);
+    throw error;
+  }
+  return replaced;
+}
+
+/** Opens the restored file through the normal path where its driver runs (that also migrates an older schema); what to add to the report line. */
+async function openRestored(io: CliIo, dataDir: string, protocol: LockProtocol, schemaVersion: number, progress: ReturnType<typeof progressFor>, bytes: number): Promise<string> {
+  const driver = await loadDriver(DRIVER_FOR_PROTOCOL[protocol]);
+  if (!driver.ok) return `; the next \`agentbus mcp\` on this Node converts it to the portable protocol (${driver.reason})`;
+  progress.blockingStep('opening the restored database ...', bytes);
+  const { db, migrations } = await openDatabase({ dataDir, driver: DRIVER_FOR_PROTOCOL[protocol], now: () => io.clock.now() });
+  db.close();
+  return migrations.applied.length > 0 ? `, upgraded from schema v${schemaVersion} to v${migrations.version}` : '';
+}
+
 export async function restoreCommand(io: CliIo, args: readonly string[], flags: Record<string, unknown>): Promise<number> {
   const given = args[0];
   if (given === undefined) throw new CliError('usage', 'restore needs the backup file, e.g. agentbus restore ~/.local/share/agentbus/backups/agentbus-<time>.db');
@@ -117,33 +152,8 @@ export async function restoreCommand(io: CliIo, args: readonly string[], flags: 
 
     const aside = join(dataDir, 'backups', `agentbus-${stamp(io.clock.now())}-replaced.db`);
     progress.blockingStep('checking that no process has the database open ...', bytes);
-    let replaced = false;
-    try {
-      withSetupLock(path, SETUP_WAIT_MS, () => {
-        refuseWhileHeld(io, path, 'restore');
-        replaced = existsSync(path);
-        mkdirSync(join(dataDir, 'backups'), { recursive: true, mode: 0o700 });
-        setCurrentAside(path, aside);
-        renameSync(copy, path);
-      });
-    } catch (error) {
-      if (error instanceof CliError) throw error;
-      const code = (error as { code?: string }).code;
-      if (code === 'setup_timeout') throw new CliError('refused', `${(error as Error).message}; nothing changed`);
-      throw error;
-    }
-
-    // Opened through the normal path where its driver runs: that also migrates an older schema.
-    let opened = '';
-    const driver = await loadDriver(DRIVER_FOR_PROTOCOL[state.protocol]);
-    if (driver.ok) {
-      progress.blockingStep('opening the restored database ...', bytes);
-      const { db, migrations } = await openDatabase({ dataDir, driver: DRIVER_FOR_PROTOCOL[state.protocol], now: () => io.clock.now() });
-      db.close();
-      opened = migrations.applied.length > 0 ? `, upgraded from schema v${schemaVersion} to v${migrations.version}` : '';
-    } else {
-      opened = `; the next \`agentbus mcp\` on this Node converts it to the portable protocol (${driver.reason})`;
-    }
+    const replaced = swapIn(io, path, dataDir, copy, aside);
+    const opened = await openRestored(io, dataDir, state.protocol, schemaVersion, progress, bytes);
     progress.done();
     io.stdout.write(
       `restored ${backup} to ${path} (integrity ok, ${state.protocol} lock protocol${opened})` +

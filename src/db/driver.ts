@@ -81,7 +81,7 @@ export interface DriverCapabilities {
   readonly sqliteVersion: string;
   /** The cross-process lock protocol this driver speaks. */
   readonly lockProtocol: LockProtocol;
-  /** True when `PRAGMA journal_mode=WAL` is safe across processes. */
+  /** True when `PRAGMA journal_mode=WAL` is safe across processes; required: opening refuses a driver without it. */
   readonly wal: boolean;
 }
 

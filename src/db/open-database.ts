@@ -21,7 +21,9 @@ import {
 import { convertFileProtocol } from './convert-protocol.js';
 import { describeHolders, surveyHolders } from './file-holders.js';
 import { lostDatabaseMessage, lostSchemaMessage } from './lost-database.js';
+import { openSteps, type OpenStep } from './open-plan.js';
 import { registerOpener } from './opener-registry.js';
+import { RegisteredConnection } from './registered-connection.js';
 import {
   changeDriverSetting,
   describeDriverSetting,
@@ -34,12 +36,36 @@ import { isCertainlyDead, parseProcessIdentity } from './process-identity.js';
 import { setupLockDir, withSetupLock } from './setup-lock.js';
 import { refuseUnsupportedFileSystem } from './file-system-kind.js';
 import { permissionAdvice, storageError } from './storage-error.js';
+import { WAL_SIZE_LIMIT_BYTES } from './wal-size-limit.js';
+import {
+  busyAtOpenMessage,
+  cannotCreateDataDirMessage,
+  databaseUnusableMessage,
+  dataDirNotDirectoryMessage,
+  dataDirParentAdvice,
+  dataDirUnusableMessage,
+  driverCannotRunMessage,
+  nativeNeededMessage,
+  noDriverMessage,
+  RUN_ON_NODE_22,
+  settingAsksFor,
+  cannotOpenMessage,
+  convertUnseenMessage,
+  convertWhileHeldMessage,
+  damagedMessage,
+  danglingDataDirMessage,
+  driverMissingMessage,
+  journalModeMessage,
+  lostInUseMessage,
+  noWalMessage,
+  protocolChangedMessage,
+  protocolMismatchMessage,
+  REINSTALL,
+} from './open-messages.js';
 
 export { lostDatabaseMessage } from './lost-database.js';
 
 export const DATABASE_FILE = 'agentbus.db';
-/** The size a -wal file is cut back to when SQLite restarts it (journal_size_limit). */
-export const WAL_SIZE_LIMIT_BYTES = 16 * 1024 * 1024;
 const BACKUPS_KEPT = 3;
 
 export interface OpenDatabaseOptions {
@@ -107,7 +133,7 @@ export function prepareDataDir(dataDir: string): string {
     if (target !== undefined) {
       throw new DbError(
         'cantopen',
-        `the data directory ${dir} is a symbolic link to ${target}, which does not exist: create it (\`mkdir -p ${target}\`), or remove the link, or set AGENTBUS_DATA_DIR to a directory`,
+        danglingDataDirMessage(dir, target),
         { error },
       );
     }
@@ -116,18 +142,18 @@ export function prepareDataDir(dataDir: string): string {
     const why =
       code === 'EACCES' || code === 'EPERM'
         ? permissionAdvice(dir, code)
-        : `${code}: its parent must be a directory this user can write, or set AGENTBUS_DATA_DIR to a directory you own`;
-    throw new DbError('permission', `cannot create the data directory ${dir}: ${why}`, { error });
+        : dataDirParentAdvice(code);
+    throw new DbError('permission', cannotCreateDataDirMessage(dir, why), { error });
   }
   if (!statSync(dir).isDirectory()) {
-    throw new DbError('permission', `the data directory ${dir} is not a directory; set AGENTBUS_DATA_DIR to a directory`);
+    throw new DbError('permission', dataDirNotDirectoryMessage(dir));
   }
   try {
     accessSync(dir, constants.R_OK | constants.W_OK | constants.X_OK);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EROFS') throw storageError(error, dir);
-    throw new DbError('permission', `agentbus cannot use its data directory: ${permissionAdvice(dir, code)}`, { error });
+    throw new DbError('permission', dataDirUnusableMessage(permissionAdvice(dir, code)), { error });
   }
   return dir;
 }
@@ -146,7 +172,7 @@ function checkFileAccess(path: string): void {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') continue;
       if (code === 'EROFS') throw storageError(error, dirname(path));
-      throw new DbError('permission', `agentbus cannot read and write its database: ${permissionAdvice(file, code)}`, { error });
+      throw new DbError('permission', databaseUnusableMessage(permissionAdvice(file, code)), { error });
     }
   }
 }
@@ -166,25 +192,16 @@ function refuseLostDatabase(path: string, dataDir: string, state: FileState): vo
 function clearLostDatabase(path: string): void {
   const { holders } = surveyHolders(path);
   if (holders.length > 0) {
-    throw new DbError('in_use', `${path} lost its content, and ${describeHolders(holders)} still ${holders.length > 1 ? 'have' : 'has'} it open: stop ${holders.length > 1 ? 'them' : 'it'} (close those harness sessions), then run \`agentbus reset\` again; nothing changed`);
+    throw new DbError('in_use', lostInUseMessage(path, describeHolders(holders), holders.length > 1));
   }
   truncateSync(path, 0);
   rmSync(`${path}-wal`, { force: true });
   rmSync(`${path}-shm`, { force: true });
 }
 
-function otherProtocol(protocol: LockProtocol): LockProtocol {
-  return protocol === 'posix' ? 'portable' : 'posix';
-}
-
-const PROTOCOL_DRIVER_TEXT: Readonly<Record<LockProtocol, string>> = {
-  posix: 'the native driver, node:sqlite, Node >= 22.13',
-  portable: 'the wasm driver, any Node >= 20',
-};
-
 async function requireDriver(name: DriverName, why: string, whatToDo: string): Promise<Driver> {
   const result = await loadDriver(name);
-  if (!result.ok) throw new DbError('driver_unavailable', `${why}, but ${result.reason}; ${whatToDo}`);
+  if (!result.ok) throw new DbError('driver_unavailable', driverCannotRunMessage(why, result.reason, whatToDo));
   return result.driver;
 }
 
@@ -202,51 +219,64 @@ interface OpenPlan {
   };
 }
 
+/** What the open knows when it carries out a step: the file and the setting. */
+interface PlanInput {
+  readonly path: string;
+  /** The file's protocol, or `new`. */
+  readonly file: LockProtocol | 'new';
+  readonly choice: DriverChoice;
+  readonly source: DriverChoiceSource;
+}
+
+/** Carries out a convert step: the portable driver must run; `lastReason` is why the file's own driver cannot. */
+async function convertStep(input: PlanInput, because: 'setting' | 'no_native', lastReason: string): Promise<OpenPlan> {
+  const asked = describeDriverSetting(input.choice, input.source);
+  const portable = DRIVER_FOR_PROTOCOL.portable;
+  if (because === 'setting') {
+    const why = settingAsksFor(asked, portable);
+    const driver = await requireDriver(portable, why, changeDriverSetting(input.source, 'auto'));
+    return { driver, convertFrom: { protocol: 'posix', why, otherwise: changeDriverSetting(input.source, 'auto') } };
+  }
+  const driver = await requireDriver(portable, nativeNeededMessage(input.path, lastReason), REINSTALL);
+  return { driver, convertFrom: { protocol: 'posix', why: lastReason, otherwise: RUN_ON_NODE_22 } };
+}
+
+/** The refusal a refuse step throws, saying why and what to change. */
+async function refusal(input: PlanInput, because: Extract<OpenStep, { kind: 'refuse' }>['because'], reasons: readonly string[]): Promise<DbError> {
+  const lastReason = reasons.at(-1) ?? '';
+  const { path, file, choice, source } = input;
+  const asked = describeDriverSetting(choice, source);
+  if (file !== 'new' && because === 'protocol_mismatch') {
+    const wanted = DRIVER_FOR_PROTOCOL[file];
+    const autoFix = (await loadDriver(wanted)).ok ? changeDriverSetting(source, 'auto') : undefined;
+    return new DbError('protocol_mismatch', protocolMismatchMessage(path, file, asked, choice as DriverName, wanted, autoFix));
+  }
+  if (file !== 'new' && because === 'driver_missing') return new DbError('driver_unavailable', driverMissingMessage(path, file, DRIVER_FOR_PROTOCOL[file], lastReason));
+  if (because === 'setting_cannot_run') {
+    const fix = `${changeDriverSetting(source, 'auto')} to pick a driver that runs here`;
+    return new DbError('driver_unavailable', driverCannotRunMessage(settingAsksFor(asked, choice as DriverName), lastReason, fix));
+  }
+  return new DbError('driver_unavailable', noDriverMessage(reasons[0], lastReason));
+}
+
 /**
- * Picks the driver for the file as it looks now. A posix file met by a
- * process that can use only the portable protocol (node:sqlite missing, or
- * driver wasm asked for) is planned for conversion; the reverse is not: a
- * portable file serves every Node version, and `auto` opens it with wasm.
+ * Picks the driver for the file as it looks now, by carrying out the steps of
+ * src/db/open-plan.ts. A foreign-looking header read outside the set-up lock
+ * may be another process's half-written first page: it is planned as a new
+ * file, and the verdict is given under the lock.
  */
 async function planOpen(path: string, state: FileState, choice: DriverChoice, source: DriverChoiceSource, convert: boolean): Promise<OpenPlan> {
-  // A foreign-looking header read outside the set-up lock may be another
-  // process's half-written first page; the verdict is given under the lock.
-  if (state.kind === 'agentbus') {
-    const wanted = DRIVER_FOR_PROTOCOL[state.protocol];
-    if (choice !== 'auto' && choice !== wanted) {
-      if (state.protocol === 'posix' && convert) {
-        const wasm = await requireDriver('wasm', `${describeDriverSetting(choice, source)} asks for the wasm driver`, changeDriverSetting(source, 'auto'));
-        return {
-          driver: wasm,
-          convertFrom: { protocol: 'posix', why: `${describeDriverSetting(choice, source)} asks for the wasm driver`, otherwise: changeDriverSetting(source, 'auto') },
-        };
-      }
-      const wantedLoads = (await loadDriver(wanted)).ok;
-      const convertHint = `convert the file with \`agentbus convert --to ${otherProtocol(state.protocol)}\` while no agentbus process has it open`;
-      throw new DbError(
-        'protocol_mismatch',
-        `${path} uses the ${state.protocol} lock protocol (${PROTOCOL_DRIVER_TEXT[state.protocol]}), but ${describeDriverSetting(choice, source)} asks for the ${choice} driver, and the two protocols must never share a file: ` +
-          (wantedLoads ? `${changeDriverSetting(source, 'auto')} (auto opens it with the ${wanted} driver), or ${convertHint}` : convertHint),
-      );
-    }
-    const loaded = await loadDriver(wanted);
+  const input: PlanInput = { path, file: state.kind === 'agentbus' ? state.protocol : 'new', choice, source };
+  // Why each driver tried so far cannot run here, in order: the messages of the later steps name them.
+  const reasons: string[] = [];
+  for (const step of openSteps(input.file, choice, convert)) {
+    if (step.kind === 'convert') return convertStep(input, step.because, reasons.at(-1) ?? '');
+    if (step.kind === 'refuse') throw await refusal(input, step.because, reasons);
+    const loaded = await loadDriver(step.driver);
     if (loaded.ok) return { driver: loaded.driver };
-    if (state.protocol === 'posix' && convert) {
-      const wasm = await requireDriver('wasm', `${path} uses the posix lock protocol, which needs the native driver (${loaded.reason})`, 'reinstall agentbus with `npm ci`');
-      return { driver: wasm, convertFrom: { protocol: 'posix', why: loaded.reason, otherwise: 'run this one with Node >= 22.13' } };
-    }
-    const fix =
-      state.protocol === 'posix'
-        ? 'run it with Node >= 22.13, or let `agentbus mcp` on this Node convert the file to the portable protocol (it does so by itself when no process has the file open), or run `agentbus convert --to portable` with every agentbus process stopped'
-        : 'reinstall agentbus with `npm ci`';
-    throw new DbError('driver_unavailable', `${path} uses the ${state.protocol} lock protocol, which needs the ${wanted} driver, but ${loaded.reason}; ${fix}`);
+    reasons.push(loaded.reason);
   }
-  if (choice !== 'auto') {
-    return requireDriver(choice, `${describeDriverSetting(choice, source)} asks for the ${choice} driver`, `${changeDriverSetting(source, 'auto')} to pick a driver that runs here`).then((driver) => ({ driver }));
-  }
-  const native = await loadDriver('native');
-  if (native.ok) return { driver: native.driver };
-  return { driver: await requireDriver('wasm', `no driver can run here (${native.reason})`, 'reinstall agentbus with `npm ci`') };
+  throw new Error('unreachable: every plan of open-plan.ts ends in convert or refuse');
 }
 
 /**
@@ -258,40 +288,14 @@ async function planOpen(path: string, state: FileState, choice: DriverChoice, so
 function convertForThisProcess(path: string, plan: OpenPlan, busyTimeoutMs: number): void {
   const { holders, openFilesChecked } = surveyHolders(path);
   if (holders.length > 0) {
-    const many = holders.length > 1;
-    throw new DbError(
-      'in_use',
-      `${path} uses the posix lock protocol (${PROTOCOL_DRIVER_TEXT.posix}) and this process can use only the portable one (${plan.convertFrom?.why}). agentbus converts such a file itself, but only while no process has it open, and ${describeHolders(holders)} ${many ? 'have' : 'has'} it open: stop ${many ? 'them (close those harness sessions)' : 'it (close that harness session)'} and start this one again, or ${plan.convertFrom?.otherwise}; nothing changed`,
-    );
+    throw new DbError('in_use', convertWhileHeldMessage(path, `${plan.convertFrom?.why}`, describeHolders(holders), holders.length > 1, `${plan.convertFrom?.otherwise}`));
   }
   if (!openFilesChecked) {
     // Only agentbus connections of this version are visible then; an older
     // one or another program could hold posix locks nobody here can see.
-    throw new DbError(
-      'in_use',
-      `${path} uses the posix lock protocol (${PROTOCOL_DRIVER_TEXT.posix}) and this process can use only the portable one (${plan.convertFrom?.why}); agentbus converts such a file itself only when it can list the processes that have it open, and this system has neither /proc nor lsof: stop every agentbus process and run \`agentbus convert --to portable\`, or ${plan.convertFrom?.otherwise}; nothing changed`,
-    );
+    throw new DbError('in_use', convertUnseenMessage(path, `${plan.convertFrom?.why}`, `${plan.convertFrom?.otherwise}`));
   }
   convertFileProtocol(path, 'portable', plan.driver, plan.driver, { busyTimeoutMs: Math.min(busyTimeoutMs, 1_000) });
-}
-
-/** The connection, closing its opener-registry entry with it. */
-function registered(connection: Connection, unregister: () => void): Connection {
-  return new Proxy(connection, {
-    get(target, prop) {
-      if (prop === 'close') {
-        return () => {
-          try {
-            target.close();
-          } finally {
-            unregister();
-          }
-        };
-      }
-      const value: unknown = Reflect.get(target, prop, target);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  });
 }
 
 /**
@@ -308,7 +312,7 @@ function openRegisteredUnderLock(path: string, driver: Driver, busyTimeoutMs: nu
     connection.close();
     throw error;
   }
-  return new Database(registered(connection, unregister));
+  return new Database(new RegisteredConnection(connection, unregister));
 }
 
 /** True when a process that may still run holds the set-up lock of `path` (an owner not yet written counts as running). */
@@ -346,7 +350,7 @@ export function openForInspection(path: string, driver: Driver, busyTimeoutMs = 
     if (state.kind !== 'agentbus' || state.protocol !== protocol) {
       return `the file changed meanwhile (${state.kind === 'agentbus' ? `now ${state.protocol}` : state.kind}); run doctor again`;
     }
-    opened = new Database(registered(driver.open(path, { busyTimeoutMs }), unregister));
+    opened = new Database(new RegisteredConnection(driver.open(path, { busyTimeoutMs }), unregister));
     return opened;
   } finally {
     // Not opened: the entry goes now; an open connection removes it when it closes.
@@ -364,16 +368,11 @@ function initialiseNewFile(db: Database, protocol: LockProtocol): void {
 }
 
 function configureConnection(db: Database): void {
-  // WAL only where the driver can share its index across processes; a driver
-  // without that keeps (or returns the file to) a rollback journal.
-  const wanted = db.capabilities.wal ? 'wal' : 'delete';
-  const mode = db.pragma(`journal_mode = ${wanted.toUpperCase()}`);
-  if (mode !== wanted) {
-    throw new DbError(
-      'error',
-      `${db.path}: PRAGMA journal_mode=${wanted.toUpperCase()} answered ${String(mode)}; another process may hold the file in another journal mode, or the file system may not support it`,
-    );
-  }
+  // Every process opens the file in WAL mode, so a driver that cannot share
+  // the WAL index across processes would corrupt it for the others.
+  if (!db.capabilities.wal) throw new DbError('driver_unavailable', noWalMessage(db.path, db.capabilities.name));
+  const mode = db.pragma('journal_mode = WAL');
+  if (mode !== 'wal') throw new DbError('error', journalModeMessage(db.path, mode));
   db.exec('PRAGMA synchronous = NORMAL');
   db.exec('PRAGMA foreign_keys = ON');
   // When readers keep the checkpointer from restarting the WAL it grows, and SQLite keeps the file at
@@ -418,25 +417,74 @@ function withNextStep(error: unknown, dataDir: string): unknown {
   if (error.code === 'corrupt') {
     const newest = listBackups(dataDir)[0];
     const restore = newest === undefined ? 'restore a backup if you have one' : `restore the newest backup: ${restoreSteps(newest.path)}`;
-    return new DbError('corrupt', `${path} is damaged (SQLite: ${error.message}): run \`agentbus doctor\`, then ${restore}`, {
+    return new DbError('corrupt', damagedMessage(path, error.message, restore), {
       sqliteCode: error.sqliteCode,
       error,
     });
   }
   if (error.code === 'busy' || error.code === 'locked') {
-    return new DbError(
-      error.code,
-      `${path} is busy: another process held its write lock for longer than the busy timeout while this one opened or upgraded it (SQLite: ${error.message}); try again once that process's long write is done`,
-      { sqliteCode: error.sqliteCode, error },
-    );
+    return new DbError(error.code, busyAtOpenMessage(path, error.message), { sqliteCode: error.sqliteCode, error });
   }
   if (error.code === 'error' || error.code === 'cantopen') {
-    return new DbError(error.code, `cannot open ${path} (SQLite: ${error.message}): run \`agentbus doctor\` to see why`, {
+    return new DbError(error.code, cannotOpenMessage(path, error.message), {
       sqliteCode: error.sqliteCode,
       error,
     });
   }
   return error;
+}
+
+/** The file as this opener leaves it under the set-up lock, before SQLite opens it. */
+interface SettledFile {
+  readonly state: FileState;
+  /** Set when this opener converted the file. */
+  readonly converted?: OpenedDatabase['converted'];
+}
+
+/**
+ * Under the set-up lock: a lost database is refused (or cleared, for reset),
+ * a foreign file refused, and a posix file converted when the plan says so;
+ * 'replan' when another process changed the protocol since the plan was made.
+ */
+function settleFile(path: string, dataDir: string, plan: OpenPlan, attempt: number, options: OpenDatabaseOptions, busyTimeoutMs: number): SettledFile | 'replan' {
+  let state = readFileState(path);
+  // Decided under the lock only: outside it an empty file may be another process's new database.
+  if (options.replaceLost === true && lostDatabaseMessage(path, dataDir, state) !== undefined) {
+    clearLostDatabase(path);
+    state = readFileState(path);
+  } else {
+    refuseLostDatabase(path, dataDir, state);
+  }
+  if (state.kind === 'foreign') throw new DbError('foreign_file', `refusing to open ${state.reason}`);
+  if (state.kind !== 'agentbus' || state.protocol === plan.driver.capabilities.lockProtocol) return { state };
+  if (plan.convertFrom === undefined || state.protocol !== plan.convertFrom.protocol) {
+    if (attempt < 3) return 'replan';
+    throw new DbError('protocol_mismatch', protocolChangedMessage(path, state.protocol, DRIVER_FOR_PROTOCOL[state.protocol]));
+  }
+  convertForThisProcess(path, plan, busyTimeoutMs);
+  return { state: readFileState(path), converted: { from: state.protocol, to: plan.driver.capabilities.lockProtocol } };
+}
+
+/** On the open connection: a new file's first pragmas, the lost-schema refusal, the pragmas and the migrations (with a backup first when upgrading). */
+function migrateOpened(db: Database, created: boolean, dataDir: string, migrations: ReturnType<typeof loadMigrations>, options: OpenDatabaseOptions, now: () => number): MigrationReport {
+  if (created) {
+    initialiseNewFile(db, db.capabilities.lockProtocol);
+    // Messages are private to this user; SQLite gives -wal and -shm the main file's mode.
+    chmodSync(db.path, 0o600);
+  }
+  const applied = appliedMigrations(db);
+  // No migration recorded: a new file, or one that lost its schema where a bus was (refused unless reset says so).
+  const lostSchema = created || applied.length > 0 || options.replaceLost === true ? undefined : lostSchemaMessage(db, dataDir);
+  if (lostSchema !== undefined) throw new DbError('corrupt', lostSchema);
+  const pending = pendingMigrations(applied, migrations);
+  configureConnection(db);
+  const fromVersion = applied.at(-1)?.version ?? 0;
+  const backupPath = pending.length > 0 && applied.length > 0 ? backupBeforeUpgrade(db, dataDir, fromVersion, now()) : undefined;
+  const done: number[] = [];
+  for (const migration of pending) {
+    if (applyMigration(db, migration, now())) done.push(migration.version);
+  }
+  return { applied: done, version: Math.max(fromVersion, ...pending.map((m) => m.version)), backupPath };
 }
 
 async function openPrepared(options: OpenDatabaseOptions, dataDir: string): Promise<OpenedDatabase> {
@@ -453,51 +501,14 @@ async function openPrepared(options: OpenDatabaseOptions, dataDir: string): Prom
   for (let attempt = 1; ; attempt++) {
     const plan = await planOpen(path, readFileState(path), options.driver, source, options.convertWhenOnlyPortable === true);
     const opened = withSetupLock(path, options.setupTimeoutMs ?? 60_000, (): OpenedDatabase | 'replan' => {
-      let state = readFileState(path);
-      // Decided under the lock only: outside it an empty file may be another process's new database.
-      if (options.replaceLost === true && lostDatabaseMessage(path, dataDir, state) !== undefined) {
-        clearLostDatabase(path);
-        state = readFileState(path);
-      } else {
-        refuseLostDatabase(path, dataDir, state);
-      }
-      if (state.kind === 'foreign') throw new DbError('foreign_file', `refusing to open ${state.reason}`);
-      let converted: OpenedDatabase['converted'];
-      if (state.kind === 'agentbus' && state.protocol !== plan.driver.capabilities.lockProtocol) {
-        if (plan.convertFrom === undefined || state.protocol !== plan.convertFrom.protocol) {
-          if (attempt < 3) return 'replan';
-          throw new DbError(
-            'protocol_mismatch',
-            `${path} changed to the ${state.protocol} lock protocol while this process waited; restart it (auto then picks ${DRIVER_FOR_PROTOCOL[state.protocol]})`,
-          );
-        }
-        convertForThisProcess(path, plan, busyTimeoutMs);
-        converted = { from: state.protocol, to: plan.driver.capabilities.lockProtocol };
-        state = readFileState(path);
-      }
+      const settled = settleFile(path, dataDir, plan, attempt, options, busyTimeoutMs);
+      if (settled === 'replan') return 'replan';
+      const { state, converted } = settled;
       const created = state.kind === 'missing' || state.kind === 'empty';
       const db = openRegisteredUnderLock(path, plan.driver, busyTimeoutMs);
       try {
-        if (created) {
-          initialiseNewFile(db, plan.driver.capabilities.lockProtocol);
-          // Messages are private to this user; SQLite gives -wal and -shm the main file's mode.
-          chmodSync(path, 0o600);
-        }
-        const applied = appliedMigrations(db);
-        // No migration recorded: a new file, or one that lost its schema where a bus was (refused unless reset says so).
-        const lostSchema = created || applied.length > 0 || options.replaceLost === true ? undefined : lostSchemaMessage(db, dataDir);
-        if (lostSchema !== undefined) throw new DbError('corrupt', lostSchema);
-        const pending = pendingMigrations(applied, migrations);
-        configureConnection(db);
-        const fromVersion = applied.at(-1)?.version ?? 0;
-        const backupPath =
-          pending.length > 0 && applied.length > 0 ? backupBeforeUpgrade(db, dataDir, fromVersion, now()) : undefined;
-        const done: number[] = [];
-        for (const migration of pending) {
-          if (applyMigration(db, migration, now())) done.push(migration.version);
-        }
-        const version = Math.max(fromVersion, ...pending.map((m) => m.version));
-        return { db, created, migrations: { applied: done, version, backupPath }, ...(converted === undefined ? {} : { converted }) };
+        const report = migrateOpened(db, created, dataDir, migrations, options, now);
+        return { db, created, migrations: report, ...(converted === undefined ? {} : { converted }) };
       } catch (error) {
         try {
           db.close();

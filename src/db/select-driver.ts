@@ -3,6 +3,7 @@
  * driver through the Driver contract it returns.
  */
 import type { DriverLoadResult, DriverName, LockProtocol } from './driver.js';
+import { REINSTALL } from './open-messages.js';
 
 /** What a user may ask for: a driver by name, or `auto`. */
 export type DriverChoice = 'auto' | DriverName;
@@ -95,5 +96,5 @@ export async function newDatabaseDriver(choice: DriverChoice, source: DriverChoi
   }
   const wasm = await loadDriver('wasm');
   if (wasm.ok) return { driver: 'wasm', lockProtocol: 'portable', why: `auto: ${native.reason}` };
-  return { driver: undefined, lockProtocol: undefined, why: `no driver can run here (${native.reason}; ${wasm.reason}); reinstall agentbus with \`npm ci\`` };
+  return { driver: undefined, lockProtocol: undefined, why: `no driver can run here (${native.reason}; ${wasm.reason}); ${REINSTALL}` };
 }

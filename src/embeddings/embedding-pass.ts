@@ -8,7 +8,7 @@
  * that re-checks the row is still live. Every step is idempotent, so two
  * processes running passes at once only duplicate effort.
  */
-import type { BusContext } from '../bus/bus-context.js';
+import type { EmbeddingContext } from './embedding-context.js';
 import type { Database } from '../db/database.js';
 import { isEmbeddingError, type EmbeddingError } from './embedding-error.js';
 import {
@@ -89,7 +89,7 @@ export function embeddingBacklog(db: Database, model: string): number {
  * deadline. Endpoint failures are logged (never with payloads) and the rows
  * stay for the next run; only database errors throw.
  */
-export async function runEmbeddingPass(ctx: BusContext, options: EmbeddingPassOptions): Promise<EmbeddingPassReport> {
+export async function runEmbeddingPass(ctx: EmbeddingContext, options: EmbeddingPassOptions): Promise<EmbeddingPassReport> {
   const settings = embeddingSettings(ctx.config);
   if (settings === undefined) return { outcome: 'off', embedded: 0, removed: 0, failedRequests: 0 };
   const client = createEmbeddingsClient(settings, options.env === undefined ? {} : { env: options.env });
@@ -137,7 +137,7 @@ interface PendingRow {
   readonly content: string;
 }
 
-function pendingRows(ctx: BusContext, state: PassState, model: string): PendingRow[] {
+function pendingRows(ctx: EmbeddingContext, state: PassState, model: string): PendingRow[] {
   const now = ctx.clock.monotonic();
   for (const [seq, until] of state.rejected) if (until <= now) state.rejected.delete(seq);
   const rows = ctx.db.all<PendingRow>(
@@ -167,7 +167,7 @@ interface BatchResult {
 }
 
 async function embedRows(
-  ctx: BusContext,
+  ctx: EmbeddingContext,
   state: PassState,
   client: EmbeddingsClient,
   rows: readonly PendingRow[],
@@ -200,7 +200,7 @@ async function embedRows(
  * rest, and set aside a single refused text for a while.
  */
 async function isolate(
-  ctx: BusContext,
+  ctx: EmbeddingContext,
   state: PassState,
   client: EmbeddingsClient,
   rows: readonly PendingRow[],
@@ -258,7 +258,7 @@ function store(db: Database, model: string, rows: readonly PendingRow[], vectors
  * database per process, and triggers that arrive meanwhile coalesce into one
  * more run.
  */
-export function triggerEmbeddingPass(ctx: BusContext): void {
+export function triggerEmbeddingPass(ctx: EmbeddingContext): void {
   if (embeddingSettings(ctx.config) === undefined) return;
   const state = stateOf(ctx.db);
   if (state.running !== undefined) {
@@ -293,7 +293,7 @@ export async function embeddingPassSettled(db: Database): Promise<void> {
  * The embedding pass as a maintenance tick step: `MaintenanceSteps.embeddingPass`.
  * `timer` must be the tick's timer, on which it gives the deadline.
  */
-export function embeddingPassStep(ctx: BusContext, timer: () => number = () => ctx.clock.monotonic()): (deadlineMs: number) => Promise<void> {
+export function embeddingPassStep(ctx: EmbeddingContext, timer: () => number = () => ctx.clock.monotonic()): (deadlineMs: number) => Promise<void> {
   return async (deadlineMs) => {
     await runEmbeddingPass(ctx, { maxBatches: EMBEDDING_BATCHES_PER_TICK, deadlineMs, timer });
   };

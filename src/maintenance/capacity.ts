@@ -4,7 +4,6 @@
  * freelist, so usage falls as eviction proceeds, before any vacuum. Ordinary
  * messages are evicted globally oldest first; memories never are.
  */
-import { BusError } from '../bus/bus-error.js';
 import { systemClock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
@@ -142,12 +141,13 @@ export interface EnsureCapacityOptions {
  * Makes room for a write of about `bytes` bytes; call before the write
  * transaction. Under budget it only reads three pragmas. Over budget it
  * evicts ordinary messages (and purges tombstones past their minimum age)
- * in chunks. When that cannot make the write fit, it sets the capacity
- * notice and throws BusError `capacity_exhausted`.
+ * in chunks. Returns false, with the capacity notice set, when that cannot
+ * make the write fit (the bus turns that into `capacity_exhausted`:
+ * src/bus/capacity-check.ts).
  */
-export function ensureCapacity(db: Database, config: Config, now: number, bytes: number, options: EnsureCapacityOptions = {}): void {
+export function makeRoom(db: Database, config: Config, now: number, bytes: number, options: EnsureCapacityOptions = {}): boolean {
   const budget = budgetBytes(config);
-  if (usedBytes(db) + bytes <= budget) return;
+  if (usedBytes(db) + bytes <= budget) return true;
   const timer = options.timer ?? systemClock.monotonic;
   const started = timer();
   const target = targetBytes(config);
@@ -161,13 +161,9 @@ export function ensureCapacity(db: Database, config: Config, now: number, bytes:
     lockTargetMs: DEFAULT_LOCK_TARGET_MS,
   };
   evictForCapacitySync(db, chunkOptions, report);
-  if (usedBytes(db) + bytes <= budget) return;
+  if (usedBytes(db) + bytes <= budget) return true;
   runChunksSync(db, (limit) => purgeTombstones(db, now, config.tombstone_min_hours, limit), chunkOptions, report);
-  if (usedBytes(db) + bytes <= budget) return;
+  if (usedBytes(db) + bytes <= budget) return true;
   db.transaction(() => setCapacityNotice(db, config, now));
-  throw new BusError(
-    'capacity_exhausted',
-    `the bus has no room for this write: live memories fill the ${config.sqlite_budget_mib} MiB budget and there are no ordinary messages left to evict; ` +
-      `raise sqlite_budget_mib in ${config.configPath}, delete memories you no longer need, or run \`agentbus reset\``,
-  );
+  return false;
 }

@@ -23,7 +23,7 @@ import type { Database } from '../db/database.js';
 import { sleepSync } from '../db/sleep-sync.js';
 import { SLOW_LOCK_MS, type StepReport } from './step-report.js';
 
-/** The design's fixed ceiling on rows per cleanup transaction. */
+/** The fixed ceiling on rows per cleanup transaction, whatever the lock-hold sizing asks (docs/architecture.md, "Behaviour, briefly": Maintenance tick). */
 export const MAX_CHUNK_ROWS = 1000;
 
 /** The first chunk's size when chunks adapt; at most 0.1 ms per row keeps it near the goal on either driver. */

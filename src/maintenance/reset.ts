@@ -8,7 +8,7 @@
  * holds from before the reset (a reply_to, a history `before`, a batch in
  * flight) must never come to name a different message afterwards.
  */
-import { HOLDER_COLUMNS, judgeHolder, observer, type SessionHolder } from '../bus/session-liveness.js';
+import { HOLDER_COLUMNS, judgeHolder, observer, type SessionHolder } from '../liveness/session-liveness.js';
 import type { Clock } from '../clock.js';
 import type { Database } from '../db/database.js';
 
@@ -75,7 +75,7 @@ export interface LiveSession {
 
 /**
  * Sessions whose holder has not stopped, judged as register judges them
- * (src/bus/session-liveness.ts) without writing anything. `observerToken`
+ * (src/liveness/session-liveness.ts) without writing anything. `observerToken`
  * scopes monotonic readings where the clock has no domain.
  */
 export function liveSessions(db: Database, clock: Clock, observerToken: string): LiveSession[] {

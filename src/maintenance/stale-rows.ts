@@ -10,7 +10,7 @@
  */
 import { monotonicScope, type Clock } from '../clock.js';
 import type { Database } from '../db/database.js';
-import { forgetSightings, HOLDER_COLUMNS, judgeHolder, observer, type SessionHolder } from '../bus/session-liveness.js';
+import { forgetSightings, HOLDER_COLUMNS, judgeHolder, observer, type SessionHolder } from '../liveness/session-liveness.js';
 
 /** Who runs the step: its clock and owner token (the owner scopes monotonic readings where the clock has no domain). */
 export interface StepObserver {
@@ -22,7 +22,7 @@ export interface StepObserver {
 
 /**
  * Deletes up to `limit` sessions whose holder has stopped (judged as
- * register judges it, src/bus/session-liveness.ts, recording first
+ * register judges it, src/liveness/session-liveness.ts, recording first
  * sightings so a later tick can judge holders it cannot see), with what
  * observers saw of them, and sightings left by rows that are gone.
  */

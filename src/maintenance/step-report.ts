@@ -1,6 +1,6 @@
 /** What one maintenance step did, for `agentbus status`, logs and tests. */
 
-/** The design's goal for one hold of the writer lock; longer holds are counted. */
+/** The longest a maintenance transaction should hold the writer lock, so senders wait at most this; longer holds are counted. */
 export const SLOW_LOCK_MS = 50;
 
 export type StepName =

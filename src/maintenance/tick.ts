@@ -1,13 +1,14 @@
 /**
  * The maintenance tick: every `cleanup_interval_seconds` each mcp process
- * tries the lease; the holder runs the steps in the design's order, each in
+ * tries the lease; the holder runs the steps in the order of runSteps (the
+ * list in docs/architecture.md, "Behaviour, briefly": Maintenance tick), each in
  * chunks of at most 1,000 rows per transaction, stopping at a deadline of
  * half the interval on the monotonic clock (the next tick resumes: every
  * step is idempotent and starts from whatever is left). Steps that delete messages
  * merge the FTS index after each chunk, and `fts_merge` merges what sends
  * added since the last tick (src/maintenance/fts-merge.ts says why).
  */
-import { deleteDeadReservations } from '../bus/reservations-live.js';
+import { deleteDeadReservations } from '../liveness/reservations-live.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
@@ -89,11 +90,104 @@ function errorText(error: unknown): string {
   return `${typeof e?.code === 'string' ? `${e.code}: ` : ''}${typeof e?.message === 'string' ? e.message : String(error)}`;
 }
 
+/** One leased tick as its steps see it. */
+interface TickRun {
+  readonly options: MaintenanceOptions;
+  /** Clock time the tick started at: every row age is measured from it. */
+  readonly now: number;
+  /** The tick's deadline on the timer. */
+  readonly deadline: number;
+  readonly pastDeadline: () => boolean;
+  readonly lockTargetMs: number;
+  /** Each step's report, in order, as the steps run. */
+  readonly steps: StepReport[];
+}
+
+/** The report of a tick that found the lease held by another process. */
+function notLeasedReport(db: Database, startedAt: number, durationMs: number): TickReport {
+  return { leased: false, startedAt, durationMs, deadlineReached: false, steps: [], maxLockMs: 0, usage: undefined, capacityNotice: readCapacityNotice(db) !== undefined };
+}
+
+/** Runs one step, skipped once the deadline passed; a failure is recorded in its report and logged, and the tick goes on. */
+async function runStep(run: TickRun, name: StepName, body: (report: StepReport) => Promise<void>): Promise<void> {
+  const report = emptyStep(name);
+  run.steps.push(report);
+  if (run.pastDeadline()) {
+    report.skipped = true;
+    report.cutShort = true;
+    return;
+  }
+  try {
+    await body(report);
+  } catch (error) {
+    report.error = errorText(error);
+    run.options.log.warn('maintenance step failed', { step: name, error: report.error });
+  }
+}
+
+/** Capacity: evicts towards the target when over budget, then sets or clears the notice by what is left. */
+async function capacityStep(run: TickRun, report: StepReport): Promise<void> {
+  const { db, config } = run.options;
+  const before = capacityUsage(db, config);
+  if (before.usedBytes > before.budgetBytes) {
+    const done = () => capacityUsage(db, config).usedBytes < before.targetBytes;
+    await evictForCapacity(db, { pastDeadline: run.pastDeadline, lockTargetMs: run.lockTargetMs, done }, report);
+  }
+  const after = capacityUsage(db, config);
+  if (after.usedBytes < after.budgetBytes) {
+    db.transaction(() => clearCapacityNotice(db));
+  } else if (!report.cutShort) {
+    // Everything evictable is gone and usage is still over: only memories are left.
+    db.transaction(() => setCapacityNotice(db, config, run.now));
+  }
+}
+
+/**
+ * The steps, in their order: rows that point at sessions and messages go
+ * first, then the messages (retention, tombstones, capacity), then the index
+ * and the file they leave behind, then the embedding pass.
+ */
+async function runSteps(run: TickRun): Promise<void> {
+  const { db, config, clock, owner } = run.options;
+  const { now, pastDeadline, lockTargetMs } = run;
+  const observer = { clock, owner };
+  const retentionMs = config.receipt_retention_minutes * 60_000;
+  const chunked = (chunk: Chunk) => (report: StepReport) => runChunks(db, chunk, { pastDeadline, lockTargetMs }, report);
+  // Each chunk of deleted messages adds a segment of delete markers; merging as they come keeps every level under crisismerge.
+  const chunkedWithMerge = (chunk: Chunk) => (report: StepReport) =>
+    runChunks(db, chunk, { pastDeadline, lockTargetMs, afterChunk: () => mergeFtsLevels(db, pastDeadline, report) }, report);
+
+  await runStep(run, 'stale_sessions', chunked((limit) => deleteStaleSessions(db, observer, limit)));
+  await runStep(run, 'reservations', chunked((limit) => deleteDeadReservations(db, observer, limit)));
+  await runStep(run, 'expired_receipts', chunked((limit) => deleteExpiredReceipts(db, observer, retentionMs, limit)));
+  await runStep(run, 'idle_subscriptions', chunked((limit) => deleteIdleSubscriptions(db, now, config.cursor_idle_hours, limit)));
+  await runStep(run, 'retention', chunkedWithMerge(retentionChunk(db, now, config.message_retention_hours)));
+  await runStep(run, 'tombstones', chunkedWithMerge((limit) => purgeTombstones(db, now, config.tombstone_min_hours, limit)));
+  await runStep(run, 'capacity', (report) => capacityStep(run, report));
+  await runStep(run, 'fts_merge', (report) => mergeFtsLevels(db, pastDeadline, report));
+  await runStep(run, 'vacuum', (report) => vacuumStep(db, pastDeadline, report));
+  const embeddingPass = run.options.steps?.embeddingPass;
+  if (embeddingPass !== undefined) await runStep(run, 'embeddings', () => embeddingPass(run.deadline));
+}
+
+/** Logs the tick: at info when it did or missed something, at debug when it found nothing to do (the normal case). */
+function logTick(log: Logger, report: TickReport): void {
+  const { steps } = report;
+  const busy = steps.some((s) => s.rows > 0 || s.error !== undefined || s.cutShort);
+  const fields = {
+    durationMs: Math.round(report.durationMs),
+    deadlineReached: report.deadlineReached,
+    maxLockMs: Math.round(report.maxLockMs),
+    ...Object.fromEntries(steps.map((s) => [s.name, s.rows])),
+    ftsMerges: steps.reduce((n, s) => n + s.ftsMerges, 0),
+  };
+  if (busy) log.info('maintenance tick', fields);
+  else log.debug('maintenance tick', fields);
+}
+
 export function createMaintenance(options: MaintenanceOptions): Maintenance {
   const { db, config, clock, log, owner } = options;
   const timer = options.timer ?? (() => clock.monotonic());
-  const stepObserver = { clock, owner };
-  const retentionMs = config.receipt_retention_minutes * 60_000;
   const lockTargetMs = options.lockTargetMs ?? DEFAULT_LOCK_TARGET_MS;
   const intervalMs = config.cleanup_interval_seconds * 1000;
   let running: Promise<TickReport> | undefined;
@@ -102,67 +196,11 @@ export function createMaintenance(options: MaintenanceOptions): Maintenance {
   async function tick(): Promise<TickReport> {
     const started = timer();
     const now = clock.now();
-    if (!acquireLease(db, { owner, process: options.processIdentity, clock }, 2 * intervalMs)) {
-      return {
-        leased: false,
-        startedAt: now,
-        durationMs: timer() - started,
-        deadlineReached: false,
-        steps: [],
-        maxLockMs: 0,
-        usage: undefined,
-        capacityNotice: readCapacityNotice(db) !== undefined,
-      };
-    }
+    if (!acquireLease(db, { owner, process: options.processIdentity, clock }, 2 * intervalMs)) return notLeasedReport(db, now, timer() - started);
     const deadline = started + intervalMs / 2;
-    const pastDeadline = () => timer() >= deadline;
-    const steps: StepReport[] = [];
-
-    const step = async (name: StepName, body: (report: StepReport) => Promise<void>): Promise<void> => {
-      const report = emptyStep(name);
-      steps.push(report);
-      if (pastDeadline()) {
-        report.skipped = true;
-        report.cutShort = true;
-        return;
-      }
-      try {
-        await body(report);
-      } catch (error) {
-        report.error = errorText(error);
-        log.warn('maintenance step failed', { step: name, error: report.error });
-      }
-    };
-    const chunked = (chunk: Chunk) => (report: StepReport) => runChunks(db, chunk, { pastDeadline, lockTargetMs }, report);
-    // Each chunk of deleted messages adds a segment of delete markers; merging as they come keeps every level under crisismerge.
-    const chunkedWithMerge = (chunk: Chunk) => (report: StepReport) =>
-      runChunks(db, chunk, { pastDeadline, lockTargetMs, afterChunk: () => mergeFtsLevels(db, pastDeadline, report) }, report);
-
-    await step('stale_sessions', chunked((limit) => deleteStaleSessions(db, stepObserver, limit)));
-    await step('reservations', chunked((limit) => deleteDeadReservations(db, stepObserver, limit)));
-    await step('expired_receipts', chunked((limit) => deleteExpiredReceipts(db, stepObserver, retentionMs, limit)));
-    await step('idle_subscriptions', chunked((limit) => deleteIdleSubscriptions(db, now, config.cursor_idle_hours, limit)));
-    await step('retention', chunkedWithMerge(retentionChunk(db, now, config.message_retention_hours)));
-    await step('tombstones', chunkedWithMerge((limit) => purgeTombstones(db, now, config.tombstone_min_hours, limit)));
-    await step('capacity', async (report) => {
-      const before = capacityUsage(db, config);
-      if (before.usedBytes > before.budgetBytes) {
-        const done = () => capacityUsage(db, config).usedBytes < before.targetBytes;
-        await evictForCapacity(db, { pastDeadline, lockTargetMs, done }, report);
-      }
-      const after = capacityUsage(db, config);
-      if (after.usedBytes < after.budgetBytes) {
-        db.transaction(() => clearCapacityNotice(db));
-      } else if (!report.cutShort) {
-        // Everything evictable is gone and usage is still over: only memories are left.
-        db.transaction(() => setCapacityNotice(db, config, now));
-      }
-    });
-    await step('fts_merge', (report) => mergeFtsLevels(db, pastDeadline, report));
-    await step('vacuum', (report) => vacuumStep(db, pastDeadline, report));
-    const embeddingPass = options.steps?.embeddingPass;
-    if (embeddingPass !== undefined) await step('embeddings', () => embeddingPass(deadline));
-
+    const run: TickRun = { options, now, deadline, pastDeadline: () => timer() >= deadline, lockTargetMs, steps: [] };
+    await runSteps(run);
+    const { steps } = run;
     const report: TickReport = {
       leased: true,
       startedAt: now,
@@ -173,17 +211,7 @@ export function createMaintenance(options: MaintenanceOptions): Maintenance {
       usage: capacityUsage(db, config),
       capacityNotice: readCapacityNotice(db) !== undefined,
     };
-    // A tick that found nothing to do is the normal case; keep it out of the log at the default level.
-    const busy = steps.some((s) => s.rows > 0 || s.error !== undefined || s.cutShort);
-    const fields = {
-      durationMs: Math.round(report.durationMs),
-      deadlineReached: report.deadlineReached,
-      maxLockMs: Math.round(report.maxLockMs),
-      ...Object.fromEntries(steps.map((s) => [s.name, s.rows])),
-      ftsMerges: steps.reduce((n, s) => n + s.ftsMerges, 0),
-    };
-    if (busy) log.info('maintenance tick', fields);
-    else log.debug('maintenance tick', fields);
+    logTick(log, report);
     return report;
   }
 

@@ -12,7 +12,7 @@ import { basename, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Writable } from 'node:stream';
 import type { BusContext } from '../bus/bus-context.js';
-import { createChangeWaiter } from '../bus/change-waiter.js';
+import { createChangeWaiter, type ChangeFeed } from '../bus/change-waiter.js';
 import { heartbeat, HEARTBEAT_INTERVAL_MS, releaseSessions } from '../bus/identity.js';
 import { RateLimiter } from '../bus/rate-limiter.js';
 import type { Clock } from '../clock.js';
@@ -21,7 +21,7 @@ import type { DbError } from '../db/db-error.js';
 import { openDatabase, prepareDataDir } from '../db/open-database.js';
 import { currentProcess } from '../db/process-identity.js';
 import { embeddingPassSettled, embeddingPassStep } from '../embeddings/embedding-pass.js';
-import { createLateLogger } from '../late-logger.js';
+import { createLateLogger, type LateLogger } from '../late-logger.js';
 import { createFileLogger, type Logger } from '../log.js';
 import { limitRepeats } from '../log-repeats.js';
 import { ancestors, harnessProcess } from '../harness/ancestry.js';
@@ -30,7 +30,7 @@ import type { ChannelNotification } from './channel-push.js';
 import { createInboxMonitor, type InboxMonitor } from './inbox-monitor.js';
 import { openFailureError, openFailureLine } from './open-failure.js';
 import { retriedOpen } from './retried-open.js';
-import { createStorageStop } from './storage-stop.js';
+import { createStorageStop, type StorageStop } from './storage-stop.js';
 import type { ToolDefinition } from './tool-definition.js';
 import type { ToolServices } from './tools/all-tools.js';
 
@@ -81,127 +81,137 @@ interface Running {
   readonly maintenance: ReturnType<typeof createMaintenance>;
 }
 
-/**
- * Prepares the log and the tools; the data directory is checked and the
- * database opened by start(), and again by each attempt after a failure
- * (retried-open.ts): a cause a person removes (a mode, a full disk, a
- * restored file) or one that ends by itself (the other Node's session) needs
- * no restart of the harness session.
- */
-export async function createBusProcess(options: BusProcessOptions): Promise<BusProcess> {
+/** What the parts of one bus process share. */
+interface Shared {
+  readonly options: BusProcessOptions;
+  readonly dataDir: string;
+  /** The log file, attached once the data directory can be used. */
+  readonly file: LateLogger;
+  /** `file` with repeats limited: what everything logs to. */
+  readonly log: Logger;
+  readonly storage: StorageStop;
+  readonly waiter: ChangeFeed;
+}
+
+/** Opens the database once (retried-open.ts calls it again after a failure) and logs the start. */
+async function openBus(shared: Shared): Promise<BusContext> {
+  const { options, dataDir, file, log, storage, waiter } = shared;
   const { config } = options;
-  const dataDir = resolve(config.data_directory);
-  const file = createLateLogger();
-  // A failure every call meets (damaged file, full disk) is logged once a minute with a count, not once per call.
-  const log = limitRepeats(file);
-  // A shared file deleted or replaced under this process stops its use of the database for good.
-  const storage = createStorageStop(log, options.stderr);
-  const waiter = createChangeWaiter(dataDir);
-  // The monitor needs the open database; receive tells it about waits from the start.
-  let inbox: InboxMonitor | undefined;
-  const receiving = { enterReceive: (name: string) => inbox?.enterReceive(name) ?? (() => undefined) };
-  let tools: readonly ToolDefinition[];
+  prepareDataDir(dataDir);
+  if (!file.attached) file.attach(createFileLogger(dataDir, config.log_level));
+  const { db, migrations, converted } = await openDatabase({
+    dataDir,
+    driver: config.driver,
+    driverSource: config.driverSource,
+    convertWhenOnlyPortable: true,
+    now: () => options.clock.now(),
+  });
   try {
-    tools = await options.tools({ waiter: storage.guard(waiter), inbox: receiving });
+    storage.start(db.path);
   } catch (error) {
-    waiter.close();
+    db.close();
     throw error;
   }
+  log.info('mcp start', {
+    pid: process.pid,
+    driver: db.capabilities.name,
+    sqlite: db.capabilities.sqliteVersion,
+    schema: migrations.version,
+    migrated: migrations.applied.join(',') || null,
+    converted: converted === undefined ? null : `${converted.from} -> ${converted.to}`,
+  });
+  return {
+    db,
+    config,
+    clock: options.clock,
+    log,
+    owner: randomUUID(),
+    processIdentity: currentProcess(),
+    defaultContext: basename(options.cwd) || 'unknown',
+    workingDirectory: options.cwd,
+    rateLimiter: new RateLimiter(config),
+    announce: () => waiter.announce(),
+  };
+}
 
-  const openOnce = async (): Promise<Running> => {
-    prepareDataDir(dataDir);
-    if (!file.attached) file.attach(createFileLogger(dataDir, config.log_level));
-    const { db, migrations, converted } = await openDatabase({
-      dataDir,
-      driver: config.driver,
-      driverSource: config.driverSource,
-      convertWhenOnlyPortable: true,
-      now: () => options.clock.now(),
-    });
+// The heartbeat keeps this process's names live for observers that cannot
+// see this process; a failure (busy, reset) is retried on the next beat, and
+// a lost name surfaces as not_registered. Node's timers run on the
+// monotonic clock, so a wall-clock jump neither bunches nor stalls beats.
+function startRunning(shared: Shared, ctx: BusContext): Running {
+  const { options, log, storage } = shared;
+  const beat = setInterval(() => {
+    if (storage.check() !== undefined) return;
     try {
-      storage.start(db.path);
+      heartbeat(ctx);
     } catch (error) {
-      db.close();
-      throw error;
+      log.warn('heartbeat failed', { error: (error as Error).message });
     }
-    log.info('mcp start', {
-      pid: process.pid,
-      driver: db.capabilities.name,
-      sqlite: db.capabilities.sqliteVersion,
-      schema: migrations.version,
-      migrated: migrations.applied.join(',') || null,
-      converted: converted === undefined ? null : `${converted.from} -> ${converted.to}`,
-    });
-    const ctx: BusContext = {
-      db,
-      config,
-      clock: options.clock,
-      log,
-      owner: randomUUID(),
-      processIdentity: currentProcess(),
-      defaultContext: basename(options.cwd) || 'unknown',
-      workingDirectory: options.cwd,
-      rateLimiter: new RateLimiter(config),
-      announce: () => waiter.announce(),
-    };
-    const running = startRunning(ctx);
-    inbox = startInbox(ctx);
-    return running;
-  };
+  }, HEARTBEAT_INTERVAL_MS);
+  beat.unref();
+  const maintenance = createMaintenance({
+    db: ctx.db,
+    config: options.config,
+    clock: options.clock,
+    log,
+    owner: ctx.owner,
+    processIdentity: ctx.processIdentity,
+    steps: { embeddingPass: embeddingPassStep(ctx) },
+    mayWrite: () => storage.check() === undefined,
+  });
+  maintenance.start();
+  return { ctx, beat, maintenance };
+}
 
-  // The heartbeat keeps this process's names live for observers that cannot
-  // see this process; a failure (busy, reset) is retried on the next beat, and
-  // a lost name surfaces as not_registered. Node's timers run on the
-  // monotonic clock, so a wall-clock jump neither bunches nor stalls beats.
-  const startRunning = (ctx: BusContext): Running => {
-    const beat = setInterval(() => {
-      if (storage.check() !== undefined) return;
-      try {
-        heartbeat(ctx);
-      } catch (error) {
-        log.warn('heartbeat failed', { error: (error as Error).message });
-      }
-    }, HEARTBEAT_INTERVAL_MS);
-    beat.unref();
-    const maintenance = createMaintenance({
-      db: ctx.db,
-      config,
-      clock: options.clock,
-      log,
-      owner: ctx.owner,
-      processIdentity: ctx.processIdentity,
-      steps: { embeddingPass: embeddingPassStep(ctx) },
-      mayWrite: () => storage.check() === undefined,
-    });
-    maintenance.start();
-    return { ctx, beat, maintenance };
-  };
+function startInbox(shared: Shared, ctx: BusContext): InboxMonitor {
+  const { options, dataDir, log, storage, waiter } = shared;
+  const send = options.push;
+  const push =
+    send === undefined
+      ? undefined
+      : (notification: ChannelNotification): void => {
+          const { meta } = notification.params;
+          log.debug('channel event sent', { as: meta.as, channel: meta.channel, seq: meta.seq, count: meta.count });
+          send(notification);
+        };
+  const harness = harnessProcess(ancestors());
+  log.info('harness', { harness: harness === undefined ? null : `${harness.command} pid ${harness.identity.pid}` });
+  return createInboxMonitor({
+    ctx,
+    dataDir,
+    feed: waiter,
+    server: currentProcess(),
+    harness: harness?.identity,
+    ...(push === undefined ? {} : { push }),
+    usable: () => storage.check() === undefined,
+  });
+}
 
-  const startInbox = (ctx: BusContext): InboxMonitor => {
-    const send = options.push;
-    const push =
-      send === undefined
-        ? undefined
-        : (notification: ChannelNotification): void => {
-            const { meta } = notification.params;
-            log.debug('channel event sent', { as: meta.as, channel: meta.channel, seq: meta.seq, count: meta.count });
-            send(notification);
-          };
-    const harness = harnessProcess(ancestors());
-    log.info('harness', { harness: harness === undefined ? null : `${harness.command} pid ${harness.identity.pid}` });
-    return createInboxMonitor({
-      ctx,
-      dataDir,
-      feed: waiter,
-      server: currentProcess(),
-      harness: harness?.identity,
-      ...(push === undefined ? {} : { push }),
-      usable: () => storage.check() === undefined,
-    });
-  };
+/** Stops the timers, finishes maintenance and embedding work, releases the names and closes the database (what a replaced shared file allows of it). */
+async function stopRunning(shared: Shared, running: Running): Promise<void> {
+  const { log, storage } = shared;
+  const { ctx, beat, maintenance } = running;
+  clearInterval(beat);
+  // Stopping hands the lease back, a write: not after the database's shared files were replaced.
+  if (!storage.stopped) await maintenance.stop();
+  await embeddingPassSettled(ctx.db);
+  try {
+    if (!storage.stopped) releaseSessions(ctx);
+  } catch (error) {
+    // Busy or reset: observers then see this process gone (or, from another pid namespace, its heartbeat stop).
+    log.warn('releasing sessions failed', { error: (error as Error).message });
+  }
+  // Closing may checkpoint and delete the WAL when this process believes it is the last one; with the
+  // shared files replaced it cannot know, so it leaves the database as it is and lets process exit release it.
+  if (!storage.stopped) ctx.db.close();
+  log.info('mcp stop', { pid: process.pid });
+}
 
-  const open = retriedOpen<Running>({
-    attempt: openOnce,
+/** The open, tried again until it works; each distinct reason it fails for is logged, and told to the harness's log once. */
+function retriedBusOpen(shared: Shared, attempt: () => Promise<Running>) {
+  const { options, log } = shared;
+  return retriedOpen<Running>({
+    attempt,
     failed(error, changed) {
       const line = openFailureLine(error);
       log.warn('database unavailable', { error: line });
@@ -212,6 +222,40 @@ export async function createBusProcess(options: BusProcessOptions): Promise<BusP
     minGapMs: OPEN_RETRY_GAP_MS,
     everyMs: OPEN_RETRY_EVERY_MS,
     now: () => performance.now(),
+  });
+}
+
+/**
+ * Prepares the log and the tools; the data directory is checked and the
+ * database opened by start(), and again by each attempt after a failure
+ * (retried-open.ts): a cause a person removes (a mode, a full disk, a
+ * restored file) or one that ends by itself (the other Node's session) needs
+ * no restart of the harness session.
+ */
+export async function createBusProcess(options: BusProcessOptions): Promise<BusProcess> {
+  const dataDir = resolve(options.config.data_directory);
+  const file = createLateLogger();
+  // A failure every call meets (damaged file, full disk) is logged once a minute with a count, not once per call.
+  const log = limitRepeats(file);
+  // A shared file deleted or replaced under this process stops its use of the database for good.
+  const storage = createStorageStop(log, options.stderr);
+  const waiter = createChangeWaiter(dataDir);
+  const shared: Shared = { options, dataDir, file, log, storage, waiter };
+  // The monitor needs the open database; receive tells it about waits from the start.
+  let inbox: InboxMonitor | undefined;
+  const receiving = { enterReceive: (name: string) => inbox?.enterReceive(name) ?? (() => undefined) };
+  let tools: readonly ToolDefinition[];
+  try {
+    tools = await options.tools({ waiter: storage.guard(waiter), inbox: receiving });
+  } catch (error) {
+    waiter.close();
+    throw error;
+  }
+  const open = retriedBusOpen(shared, async () => {
+    const ctx = await openBus(shared);
+    const running = startRunning(shared, ctx);
+    inbox = startInbox(shared, ctx);
+    return running;
   });
 
   return {
@@ -234,23 +278,7 @@ export async function createBusProcess(options: BusProcessOptions): Promise<BusP
       const running = await open.stop();
       inbox?.close();
       waiter.close();
-      if (running !== undefined) {
-        const { ctx, beat, maintenance } = running;
-        clearInterval(beat);
-        // Stopping hands the lease back, a write: not after the database's shared files were replaced.
-        if (!storage.stopped) await maintenance.stop();
-        await embeddingPassSettled(ctx.db);
-        try {
-          if (!storage.stopped) releaseSessions(ctx);
-        } catch (error) {
-          // Busy or reset: observers then see this process gone (or, from another pid namespace, its heartbeat stop).
-          log.warn('releasing sessions failed', { error: (error as Error).message });
-        }
-        // Closing may checkpoint and delete the WAL when this process believes it is the last one; with the
-        // shared files replaced it cannot know, so it leaves the database as it is and lets process exit release it.
-        if (!storage.stopped) ctx.db.close();
-        log.info('mcp stop', { pid: process.pid });
-      }
+      if (running !== undefined) await stopRunning(shared, running);
       await log.close();
     },
   };

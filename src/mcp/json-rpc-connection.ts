@@ -15,6 +15,7 @@
  * a process every harness session spawns (docs/performance.md, "Start-up").
  */
 import type { Readable, Writable } from 'node:stream';
+import { JsonLines } from './json-lines.js';
 
 export type RequestId = string | number;
 
@@ -66,161 +67,169 @@ export interface JsonRpcConnection {
   notify(method: string, params: Record<string, unknown>): void;
 }
 
-/** Longest line accepted, as the SDK's stdio transport: a larger one is a broken client. */
-const MAX_LINE_BYTES = 10 * 1024 * 1024;
-
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const isRequestId = (value: unknown): value is RequestId =>
   typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
 
-/** Starts reading `input` at once; messages already waiting in the pipe are handled in order. */
-export function serveJsonRpc(input: Readable, output: Writable, handlers: JsonRpcHandlers): JsonRpcConnection {
-  const running = new Map<RequestId, AbortController>();
+type Params = Record<string, unknown> | undefined;
+
+/** What one incoming JSON value is, as the connection acts on it. */
+type Incoming =
+  | { readonly kind: 'request'; readonly id: RequestId; readonly method: string; readonly params: Params }
+  | { readonly kind: 'notification'; readonly method: string; readonly params: Params }
+  | { readonly kind: 'cancelled'; readonly requestId: unknown; readonly reason: unknown }
+  /** Answered with invalidRequest: a request whose params are not an object. */
+  | { readonly kind: 'invalid'; readonly id: RequestId; readonly message: string }
+  /** Dropped, with the reason told to the handlers. */
+  | { readonly kind: 'dropped'; readonly reason: string }
+  /** A response: agentbus sends no requests, so none is awaited. */
+  | { readonly kind: 'ignored' };
+
+/** Classifies one JSON value read from the input. */
+function incoming(message: unknown): Incoming {
+  if (!isObject(message) || message.jsonrpc !== '2.0') return { kind: 'dropped', reason: 'not a JSON-RPC 2.0 message' };
+  const { id, method } = message;
+  if (typeof method !== 'string') return { kind: 'ignored' };
+  if (message.params !== undefined && !isObject(message.params)) {
+    return isRequestId(id)
+      ? { kind: 'invalid', id, message: `${method}: params must be an object` }
+      : { kind: 'dropped', reason: `${method}: params is not an object` };
+  }
+  const params = message.params as Params;
+  if (id === undefined) {
+    return method === 'notifications/cancelled' ? { kind: 'cancelled', requestId: params?.requestId, reason: params?.reason } : { kind: 'notification', method, params };
+  }
+  if (!isRequestId(id)) return { kind: 'dropped', reason: `${method}: id must be a string or a number` };
+  return { kind: 'request', id, method, params };
+}
+
+/** Calls the handler and hands its outcome, synchronous or not, to `finish` exactly once. */
+function runHandler(handlers: JsonRpcHandlers, method: string, params: Params, context: RequestContext, finish: (outcome: { result: unknown } | { error: Error }) => void): void {
+  const failed = (error: unknown) => finish({ error: error instanceof Error ? error : new Error(String(error)) });
+  try {
+    const result = handlers.request(method, params, context);
+    if (result instanceof Promise) result.then((value: unknown) => finish({ result: value }), failed);
+    else finish({ result });
+  } catch (error) {
+    failed(error);
+  }
+}
+
+/** Writes one message as a line. */
+function writeLine(output: Writable, message: object): void {
+  output.write(`${JSON.stringify(message)}\n`);
+}
+
+/** The connection: its state is the requests running, whether the input ended (draining) and whether it is closed (ended). */
+class JsonRpcServer implements JsonRpcConnection {
+  readonly firstMessage: Promise<void>;
+  readonly closed: Promise<void>;
+  private readonly running = new Map<RequestId, AbortController>();
   /** The abort reason when the input ended: the request is still answered. */
-  const inputEnded = new Error('the client closed its input');
-  let draining = false;
-  let pending: Buffer | undefined;
-  let ended = false;
-  let resolveClosed!: () => void;
-  const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
-  let resolveFirst!: () => void;
-  const firstMessage = new Promise<void>((resolve) => (resolveFirst = resolve));
+  private readonly inputEnded = new Error('the client closed its input');
+  private draining = false;
+  private ended = false;
+  private resolveClosed!: () => void;
+  private resolveFirst!: () => void;
+  private readonly lines: JsonLines;
 
-  const write = (message: object): void => {
-    output.write(`${JSON.stringify(message)}\n`);
+  constructor(
+    private readonly input: Readable,
+    private readonly output: Writable,
+    private readonly handlers: JsonRpcHandlers,
+  ) {
+    this.closed = new Promise<void>((resolve) => (this.resolveClosed = resolve));
+    this.firstMessage = new Promise<void>((resolve) => (this.resolveFirst = resolve));
+    this.lines = new JsonLines(
+      (message) => {
+        this.onMessage(message);
+        this.resolveFirst();
+      },
+      (reason) => handlers.dropped?.(reason),
+    );
+    input.on('data', this.onData);
+    input.once('end', this.drain);
+    input.once('close', this.drain);
+    input.once('error', this.drain);
+    output.on('error', (error: Error) => handlers.dropped?.(`writing to the client failed: ${error.message}`));
+  }
+
+  /** Stops reading and aborts every request still running, unanswered. Idempotent. */
+  readonly close = (): void => {
+    if (this.ended) return;
+    this.ended = true;
+    this.detach();
+    for (const controller of this.running.values()) controller.abort();
+    this.running.clear();
+    this.resolveFirst();
+    this.resolveClosed();
   };
 
-  const respond = (id: RequestId, outcome: { result: unknown } | { error: JsonRpcError | Error }): void => {
-    if ('result' in outcome) {
-      write({ jsonrpc: '2.0', id, result: outcome.result });
-      return;
-    }
-    const code = outcome.error instanceof JsonRpcError ? outcome.error.code : JSON_RPC_ERRORS.internal;
-    write({ jsonrpc: '2.0', id, error: { code, message: outcome.error.message || 'internal error' } });
+  /** Sends a notification outside any request; nothing once closed or draining. Bound, like close, so either can be passed on alone. */
+  readonly notify = (method: string, params: Record<string, unknown>): void => {
+    if (!this.ended && !this.draining) writeLine(this.output, { jsonrpc: '2.0', method, params });
   };
 
-  const onRequest = (id: RequestId, method: string, params: Record<string, unknown> | undefined): void => {
+  private readonly onData = (chunk: Buffer | string): void => this.lines.push(chunk);
+
+  /** The input ended: nothing more is read; what was read is answered, then the connection closes. */
+  private readonly drain = (): void => {
+    if (this.ended || this.draining) return;
+    this.draining = true;
+    this.detach();
+    this.resolveFirst();
+    if (this.running.size === 0) return this.close();
+    for (const controller of this.running.values()) controller.abort(this.inputEnded);
+  };
+
+  private detach(): void {
+    this.input.off('data', this.onData);
+    this.input.off('end', this.drain);
+    this.input.off('close', this.drain);
+    this.input.off('error', this.drain);
+  }
+
+  private onMessage(message: unknown): void {
+    const m = incoming(message);
+    if (m.kind === 'request') this.onRequest(m.id, m.method, m.params);
+    else if (m.kind === 'notification') this.handlers.notification?.(m.method, m.params);
+    else if (m.kind === 'cancelled') {
+      if (isRequestId(m.requestId)) this.running.get(m.requestId)?.abort(m.reason);
+    } else if (m.kind === 'invalid') this.respond(m.id, { error: new JsonRpcError(JSON_RPC_ERRORS.invalidRequest, m.message) });
+    else if (m.kind === 'dropped') this.handlers.dropped?.(m.reason);
+  }
+
+  private onRequest(id: RequestId, method: string, params: Params): void {
     const controller = new AbortController();
-    running.get(id)?.abort(); // a client reusing an id in flight: the older request is abandoned
-    running.set(id, controller);
+    this.running.get(id)?.abort(); // a client reusing an id in flight: the older request is abandoned
+    this.running.set(id, controller);
     const context: RequestContext = {
       id,
       signal: controller.signal,
       notify: (notifyMethod, notifyParams) => {
-        if (!controller.signal.aborted && !ended) write({ jsonrpc: '2.0', method: notifyMethod, params: notifyParams });
+        if (!controller.signal.aborted && !this.ended) writeLine(this.output, { jsonrpc: '2.0', method: notifyMethod, params: notifyParams });
       },
     };
-    const finish = (outcome: { result: unknown } | { error: Error }): void => {
-      if (running.get(id) === controller) running.delete(id);
-      if (!controller.signal.aborted || controller.signal.reason === inputEnded) respond(id, outcome);
-      if (draining && running.size === 0) close();
-    };
-    try {
-      const result = handlers.request(method, params, context);
-      if (result instanceof Promise) {
-        result.then(
-          (value: unknown) => finish({ result: value }),
-          (error: unknown) => finish({ error: error instanceof Error ? error : new Error(String(error)) }),
-        );
-      } else {
-        finish({ result });
-      }
-    } catch (error) {
-      finish({ error: error instanceof Error ? error : new Error(String(error)) });
-    }
-  };
+    runHandler(this.handlers, method, params, context, (outcome) => {
+      if (this.running.get(id) === controller) this.running.delete(id);
+      if (!controller.signal.aborted || controller.signal.reason === this.inputEnded) this.respond(id, outcome);
+      if (this.draining && this.running.size === 0) this.close();
+    });
+  }
 
-  const onMessage = (message: unknown): void => {
-    if (!isObject(message) || message.jsonrpc !== '2.0') {
-      handlers.dropped?.('not a JSON-RPC 2.0 message');
+  private respond(id: RequestId, outcome: { result: unknown } | { error: JsonRpcError | Error }): void {
+    if ('result' in outcome) {
+      writeLine(this.output, { jsonrpc: '2.0', id, result: outcome.result });
       return;
     }
-    const { id, method } = message;
-    const params = message.params === undefined || isObject(message.params) ? (message.params as Record<string, unknown> | undefined) : null;
-    if (typeof method !== 'string') return; // a response: agentbus sends no requests, so none is awaited
-    if (params === null) {
-      if (isRequestId(id)) respond(id, { error: new JsonRpcError(JSON_RPC_ERRORS.invalidRequest, `${method}: params must be an object`) });
-      else handlers.dropped?.(`${method}: params is not an object`);
-      return;
-    }
-    if (id === undefined) {
-      if (method === 'notifications/cancelled') {
-        const requestId = params?.requestId;
-        if (isRequestId(requestId)) running.get(requestId)?.abort(params?.reason);
-        return;
-      }
-      handlers.notification?.(method, params);
-      return;
-    }
-    if (!isRequestId(id)) {
-      handlers.dropped?.(`${method}: id must be a string or a number`);
-      return;
-    }
-    onRequest(id, method, params);
-  };
+    const code = outcome.error instanceof JsonRpcError ? outcome.error.code : JSON_RPC_ERRORS.internal;
+    writeLine(this.output, { jsonrpc: '2.0', id, error: { code, message: outcome.error.message || 'internal error' } });
+  }
+}
 
-  const onData = (chunk: Buffer | string): void => {
-    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-    pending = pending === undefined ? bytes : Buffer.concat([pending, bytes]);
-    for (;;) {
-      const newline = pending.indexOf(0x0a);
-      if (newline < 0) break;
-      const line = pending.toString('utf8', 0, newline).replace(/\r$/, '');
-      pending = pending.subarray(newline + 1);
-      if (line.trim() === '') continue;
-      let message: unknown;
-      try {
-        message = JSON.parse(line);
-      } catch {
-        handlers.dropped?.('a line that is not JSON');
-        continue;
-      }
-      onMessage(message);
-      resolveFirst();
-    }
-    if (pending.length === 0) pending = undefined;
-    else if (pending.length > MAX_LINE_BYTES) {
-      pending = undefined;
-      handlers.dropped?.(`a line longer than ${MAX_LINE_BYTES} bytes`);
-    }
-  };
-
-  const detach = (): void => {
-    input.off('data', onData);
-    input.off('end', drain);
-    input.off('close', drain);
-    input.off('error', drain);
-  };
-
-  const close = (): void => {
-    if (ended) return;
-    ended = true;
-    detach();
-    for (const controller of running.values()) controller.abort();
-    running.clear();
-    resolveFirst();
-    resolveClosed();
-  };
-
-  /** The input ended: nothing more is read; what was read is answered, then the connection closes. */
-  const drain = (): void => {
-    if (ended || draining) return;
-    draining = true;
-    detach();
-    resolveFirst();
-    if (running.size === 0) return close();
-    for (const controller of running.values()) controller.abort(inputEnded);
-  };
-
-  input.on('data', onData);
-  input.once('end', drain);
-  input.once('close', drain);
-  input.once('error', drain);
-  output.on('error', (error: Error) => handlers.dropped?.(`writing to the client failed: ${error.message}`));
-  const notify = (method: string, params: Record<string, unknown>): void => {
-    if (!ended && !draining) write({ jsonrpc: '2.0', method, params });
-  };
-  return { firstMessage, closed, close, notify };
+/** Starts reading `input` at once; messages already waiting in the pipe are handled in order. */
+export function serveJsonRpc(input: Readable, output: Writable, handlers: JsonRpcHandlers): JsonRpcConnection {
+  return new JsonRpcServer(input, output, handlers);
 }

@@ -41,6 +41,13 @@ function lineOf(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
+/**
+ * The open, tried again until it works. Longer than most functions on purpose:
+ * it is one closure over the retry state (the value, the attempt running, the
+ * last failure and its line, when the last attempt ended, the timer, stopped),
+ * which every method reads and the attempt writes; split, the pieces would
+ * pass all seven around.
+ */
 export function retriedOpen<T>(options: RetriedOpenOptions<T>): RetriedOpen<T> {
   let value: { readonly v: T } | undefined;
   let running: Promise<T> | undefined;

@@ -14,7 +14,7 @@ import { isChannelName } from '../bus/names.js';
 import { searchAsReader } from '../bus/search.js';
 import { send } from '../bus/send.js';
 import type { BusContext } from '../bus/bus-context.js';
-import { asPerson } from '../cli/person-context.js';
+import { asPerson, type RegisterStep } from '../bus/person-context.js';
 import { NO_AGENT_YET, type BusHolder, type WebBus } from './web-bus.js';
 
 /** Largest request body accepted (a message is at most max_message_kib, 64 KiB by default, well below). */
@@ -105,9 +105,9 @@ function messagesPage(url: URL, bus: WebBus): unknown {
   return { messages: rows.slice(0, limit).reverse().map(toMessage), has_more: rows.length > limit };
 }
 
-/** The routes, by "METHOD /path"; `person` is the name writes are sent as. */
-export function apiRoutes(person: string): Record<string, Route> {
-  const write = <T>(bus: WebBus, use: (ctx: BusContext, as: string) => Promise<T>): Promise<T> => asPerson(bus.base, person, use);
+/** The routes, by "METHOD /path"; `person` is the name writes are sent as, registered through `registering`. */
+export function apiRoutes(person: string, registering: RegisterStep): Record<string, Route> {
+  const write = <T>(bus: WebBus, use: (ctx: BusContext, as: string) => Promise<T>): Promise<T> => asPerson(bus.base, person, use, registering);
   return {
     'GET /api/state': { params: [], answer: (_url, bus) => bus.readState() },
     'GET /api/messages': { params: ['channel', 'before', 'limit'], answer: messagesPage },

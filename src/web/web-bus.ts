@@ -10,11 +10,19 @@ import { basename } from 'node:path';
 import type { BusContext } from '../bus/bus-context.js';
 import type { ChangeFeed } from '../bus/change-waiter.js';
 import { RateLimiter } from '../bus/rate-limiter.js';
+import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import type { Logger } from '../log.js';
-import type { CliIo } from '../cli/cli-io.js';
-import { readReport } from '../cli/status-command.js';
+import { readReport } from '../bus/status-report.js';
+
+/** What the console takes of the command's surroundings (a CliIo is one). */
+export interface WebIo {
+  /** The time source of the writes and of the state's ages. */
+  readonly clock: Clock;
+  /** The working directory: its basename is the person's default context. */
+  readonly cwd: string;
+}
 
 /** What the command's opener returns: the open database and its schema version. */
 export interface OpenedBus {
@@ -45,7 +53,7 @@ export interface WebBus {
 export const NO_AGENT_YET = 'no agent has started yet: the console goes live when the first agent starts `agentbus mcp` on this data directory';
 
 /** Wraps an opened database for the console; `person` is the name the page's writes are sent as. */
-export function webBus(opened: OpenedBus, config: Config, io: CliIo, log: Logger, waiter: ChangeFeed, person: string): WebBus {
+export function webBus(opened: OpenedBus, config: Config, io: WebIo, log: Logger, waiter: ChangeFeed, person: string): WebBus {
   const { db, schemaVersion } = opened;
   const base: Omit<BusContext, 'owner' | 'processIdentity'> = {
     db,

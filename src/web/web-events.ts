@@ -74,104 +74,126 @@ function readTombstoned(db: Database, cursor: Cursor): number[] {
   return fresh.map((r) => r.seq);
 }
 
-/** Starts the loop that feeds `add`ed clients from the bus `holder` opens (waiting for its database first). */
-export function startEventHub(holder: BusHolder, waiter: ChangeWaiter): EventHub {
-  const clients = new Set<ServerResponse>();
-  const stop = new AbortController();
-  const opened = holder.current();
-  let cursor: Cursor | undefined = opened === undefined ? undefined : readCursor(opened);
-  let waitingText = NO_AGENT_YET;
-  let stateText = '';
-  let stateAt = 0;
+/** Rows and tombstones since the cursor, in one snapshot (an edit's new revision and its predecessor's tombstone are told in the same look), as frames. */
+function readChanges(bus: WebBus, at: Cursor): { frames: string[]; changed: boolean } {
+  const frames: string[] = [];
+  let changed = false;
+  const tombstoned = bus.db.read(() => {
+    for (let more = true; more; ) {
+      const batch = readAfter(bus.db, at);
+      more = batch.more;
+      if (batch.rows.length > 0) frames.push(frame('messages', batch.rows));
+      changed ||= batch.rows.length > 0;
+    }
+    return readTombstoned(bus.db, at);
+  });
+  if (tombstoned.length > 0) frames.push(frame('tombstoned', tombstoned));
+  return { frames, changed: changed || tombstoned.length > 0 };
+}
 
-  const broadcast = (text: string): void => {
-    for (const res of clients) res.write(text);
-  };
-  const refreshState = (bus: WebBus, force: boolean): void => {
+/** The loop and its clients: where it is in the tables (undefined before the database opens), the last state sent, the waiting text. */
+class Hub implements EventHub {
+  private readonly clients = new Set<ServerResponse>();
+  private readonly stop = new AbortController();
+  private cursor: Cursor | undefined;
+  private waitingText = NO_AGENT_YET;
+  private stateText = '';
+  private stateAt = 0;
+  private readonly loop: Promise<void>;
+  private readonly keepalive: NodeJS.Timeout;
+
+  constructor(
+    private readonly holder: BusHolder,
+    private readonly waiter: ChangeWaiter,
+  ) {
+    const opened = holder.current();
+    this.cursor = opened === undefined ? undefined : readCursor(opened);
+    this.loop = this.run();
+    this.keepalive = setInterval(() => this.broadcast(': keepalive\n\n'), KEEPALIVE_MS);
+  }
+
+  add(res: ServerResponse): void {
+    res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', Connection: 'keep-alive' });
+    this.greet(res);
+    this.clients.add(res);
+    res.on('close', () => this.clients.delete(res));
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.keepalive);
+    this.stop.abort();
+    await this.loop;
+    for (const res of this.clients) res.end();
+    this.clients.clear();
+  }
+
+  private async run(): Promise<void> {
+    const { signal } = this.stop;
+    while (!signal.aborted) {
+      const bus = this.holder.current();
+      await this.waiter.waitForChange(bus === undefined ? DATABASE_LOOK_MS : STATE_EVERY_MS, signal);
+      if (signal.aborted) break;
+      if (bus === undefined || this.cursor === undefined) {
+        await this.openBus();
+        continue;
+      }
+      try {
+        this.look(bus, this.cursor);
+      } catch (error) {
+        this.broadcast(frame('problem', { message: (error as Error).message }));
+      }
+    }
+  }
+
+  private broadcast(text: string): void {
+    for (const res of this.clients) res.write(text);
+  }
+
+  private refreshState(bus: WebBus, force: boolean): void {
     const now = Date.now();
-    if (!force && now - stateAt < STATE_EVERY_MS) return;
-    stateAt = now;
+    if (!force && now - this.stateAt < STATE_EVERY_MS) return;
+    this.stateAt = now;
     const text = JSON.stringify(bus.readState());
-    if (text === stateText) return;
-    stateText = text;
-    broadcast(`event: state\ndata: ${text}\n\n`);
-  };
-  const greet = (res: ServerResponse): void => {
-    if (cursor === undefined) return void res.write(frame('waiting', { message: waitingText }));
-    res.write(frame('hello', { last_seq: cursor.last }));
-    if (stateText !== '') res.write(`event: state\ndata: ${stateText}\n\n`);
-  };
+    if (text === this.stateText) return;
+    this.stateText = text;
+    this.broadcast(`event: state\ndata: ${text}\n\n`);
+  }
+
+  private greet(res: ServerResponse): void {
+    if (this.cursor === undefined) return void res.write(frame('waiting', { message: this.waitingText }));
+    res.write(frame('hello', { last_seq: this.cursor.last }));
+    if (this.stateText !== '') res.write(`event: state\ndata: ${this.stateText}\n\n`);
+  }
 
   /** Waits for the database; true once the bus is open and the cursor set. */
-  const openBus = async (): Promise<boolean> => {
+  private async openBus(): Promise<boolean> {
     try {
-      const bus = await holder.look();
+      const bus = await this.holder.look();
       if (bus === undefined) return false;
-      cursor = readCursor(bus);
-      for (const res of clients) greet(res);
+      this.cursor = readCursor(bus);
+      for (const res of this.clients) this.greet(res);
       return true;
     } catch (error) {
       // A file that is not (yet) a database this build can read: said on the page, looked at again.
-      waitingText = `${NO_AGENT_YET} (${(error as Error).message})`;
-      broadcast(frame('waiting', { message: waitingText }));
+      this.waitingText = `${NO_AGENT_YET} (${(error as Error).message})`;
+      this.broadcast(frame('waiting', { message: this.waitingText }));
       return false;
     }
-  };
+  }
 
-  const look = (bus: WebBus, at: Cursor): void => {
-    if (clients.size === 0) {
+  private look(bus: WebBus, at: Cursor): void {
+    if (this.clients.size === 0) {
       // Nobody to tell: a page that opens later loads the recent rows itself and follows from here.
       Object.assign(at, readCursor(bus));
       return;
     }
-    // One snapshot for both reads: an edit's new revision and its predecessor's tombstone are told in the same look.
-    const frames: string[] = [];
-    let changed = false;
-    const tombstoned = bus.db.read(() => {
-      for (let more = true; more; ) {
-        const batch = readAfter(bus.db, at);
-        more = batch.more;
-        if (batch.rows.length > 0) frames.push(frame('messages', batch.rows));
-        changed ||= batch.rows.length > 0;
-      }
-      return readTombstoned(bus.db, at);
-    });
-    if (tombstoned.length > 0) frames.push(frame('tombstoned', tombstoned));
-    if (frames.length > 0) broadcast(frames.join(''));
-    refreshState(bus, changed || tombstoned.length > 0);
-  };
+    const { frames, changed } = readChanges(bus, at);
+    if (frames.length > 0) this.broadcast(frames.join(''));
+    this.refreshState(bus, changed);
+  }
+}
 
-  const loop = (async () => {
-    while (!stop.signal.aborted) {
-      const bus = holder.current();
-      await waiter.waitForChange(bus === undefined ? DATABASE_LOOK_MS : STATE_EVERY_MS, stop.signal);
-      if (stop.signal.aborted) break;
-      if (bus === undefined || cursor === undefined) {
-        await openBus();
-        continue;
-      }
-      try {
-        look(bus, cursor);
-      } catch (error) {
-        broadcast(frame('problem', { message: (error as Error).message }));
-      }
-    }
-  })();
-  const keepalive = setInterval(() => broadcast(': keepalive\n\n'), KEEPALIVE_MS);
-
-  return {
-    add(res) {
-      res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', Connection: 'keep-alive' });
-      greet(res);
-      clients.add(res);
-      res.on('close', () => clients.delete(res));
-    },
-    async close() {
-      clearInterval(keepalive);
-      stop.abort();
-      await loop;
-      for (const res of clients) res.end();
-      clients.clear();
-    },
-  };
+/** Starts the loop that feeds `add`ed clients from the bus `holder` opens (waiting for its database first). */
+export function startEventHub(holder: BusHolder, waiter: ChangeWaiter): EventHub {
+  return new Hub(holder, waiter);
 }

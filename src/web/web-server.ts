@@ -11,10 +11,9 @@ import { BusError } from '../bus/bus-error.js';
 import { createChangeWaiter } from '../bus/change-waiter.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
-import { CliError } from '../cli/cli-error.js';
-import type { CliIo } from '../cli/cli-io.js';
+import type { RegisterStep } from '../bus/person-context.js';
 import { answerRoute, apiRoutes, HttpError } from './web-api.js';
-import { busHolder, webBus, type OpenBus, type WebBus } from './web-bus.js';
+import { busHolder, webBus, type OpenBus, type WebBus, type WebIo } from './web-bus.js';
 import { startEventHub } from './web-events.js';
 import { SECURITY_HEADERS, refusalOf } from './web-security.js';
 
@@ -26,9 +25,19 @@ export const PAGE_FILES: Readonly<Record<string, string>> = {
   'favicon.svg': 'image/svg+xml',
 };
 
+/** How the command's own errors reach the page: what its opener and the person's register step throw are its to describe. */
+export interface CommandErrors {
+  /** Wraps the person's register step (the command turns a refused name into its own error). */
+  readonly registering: RegisterStep;
+  /** The code and message of one of the command's errors, answered as a 400; undefined for any other error. */
+  refusal(error: unknown): { readonly code: string; readonly message: string } | undefined;
+}
+
 export interface WebServerOptions {
   readonly config: Config;
-  readonly io: CliIo;
+  readonly io: WebIo;
+  /** The command's errors, as the page is told of them. */
+  readonly commandErrors: CommandErrors;
   /** Opens the existing database; undefined while there is none (the server waits for it, and never creates it). */
   readonly openBus: OpenBus;
   readonly log: Logger;
@@ -73,7 +82,7 @@ function sendJson(res: ServerResponse, status: number, value: unknown): void {
   res.end(JSON.stringify(value));
 }
 
-/** Starts listening on 127.0.0.1; resolves once it listens. Throws what opening an existing database throws. */
+/** Starts listening on 127.0.0.1; resolves once it listens. Throws what opening an existing database throws, and the listener's error (EADDRINUSE). */
 export async function startWebServer(options: WebServerOptions): Promise<WebServer> {
   const { config, io, token, person } = options;
   const files = new Map(Object.keys(PAGE_FILES).map((name) => [name, readFileSync(join(options.staticDir, name))]));
@@ -90,7 +99,7 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
     throw error;
   }
   const hub = startEventHub(holder, waiter);
-  const routes = apiRoutes(person);
+  const routes = apiRoutes(person, options.commandErrors.registering);
 
   let port = options.port;
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -118,7 +127,8 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
     } catch (error) {
       if (error instanceof HttpError) return sendJson(res, error.status, { error: { code: error.code, message: error.message, field: error.field } });
       if (error instanceof BusError) return sendJson(res, BUS_STATUS[error.code] ?? 500, { error: { code: error.code, message: error.message, field: error.field } });
-      if (error instanceof CliError) return sendJson(res, 400, { error: { code: error.code, message: error.message } });
+      const commandError = options.commandErrors.refusal(error);
+      if (commandError !== undefined) return sendJson(res, 400, { error: { code: commandError.code, message: commandError.message } });
       options.log.error('web console: request failed', { path: url.pathname, error: (error as Error).message });
       sendJson(res, 500, { error: { code: 'internal', message: (error as Error).message } });
     }
@@ -127,13 +137,7 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
   const server: Server = createServer((req, res) => void handle(req, res));
   try {
     await new Promise<void>((resolve, reject) => {
-      server.once('error', (error: NodeJS.ErrnoException) =>
-        reject(
-          error.code === 'EADDRINUSE'
-            ? new CliError('failed', `port ${options.port} on 127.0.0.1 is in use: choose another with --port, or --port 0 for any free one`)
-            : error,
-        ),
-      );
+      server.once('error', reject);
       server.listen(options.port, '127.0.0.1', () => resolve());
     });
   } catch (error) {

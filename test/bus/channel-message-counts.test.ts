@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { deleteMemory, editMemory } from '../../src/bus/memories.js';
 import { send } from '../../src/bus/send.js';
-import { channelCounts } from '../../src/cli/status-command.js';
+import { channelCounts } from '../../src/bus/status-report.js';
 import type { Database } from '../../src/db/database.js';
 import { defaultMigrationsDir } from '../../src/db/migrations.js';
 import { evictMessages } from '../../src/maintenance/evict-messages.js';

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { SESSION_EXPIRY_MS } from '../../src/bus/session-liveness.js';
+import { SESSION_EXPIRY_MS } from '../../src/liveness/session-liveness.js';
 import { prepareCliDir, runCli } from '../cli/cli-process.js';
 import { git, gitRepo, personEnv, writeFiles } from '../reservations/git-repo.js';
 import { granted, listed, refused } from '../reservations/reservation-answers.js';

@@ -7,8 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import type { BusContext } from '../../src/bus/bus-context.js';
 import { register, requireSession } from '../../src/bus/identity.js';
-import { deleteDeadReservations, liveReservations } from '../../src/bus/reservations-live.js';
-import { judgeHolder, observer, HOLDER_COLUMNS, type SessionHolder } from '../../src/bus/session-liveness.js';
+import { deleteDeadReservations, liveReservations } from '../../src/liveness/reservations-live.js';
+import { judgeHolder, observer, HOLDER_COLUMNS, type SessionHolder } from '../../src/liveness/session-liveness.js';
 import type { Database } from '../../src/db/database.js';
 import { currentProcess, type ProcessIdentity } from '../../src/db/process-identity.js';
 import { createMemoryLogger } from '../../src/log.js';

@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DbError } from '../../src/db/db-error.js';
+import { DbError, type DbErrorCode } from '../../src/db/db-error.js';
 import { APPLICATION_ID, readFileState } from '../../src/db/file-header.js';
 import { databasePath } from '../../src/db/open-database.js';
 import { defaultMigrationsDir, loadMigrations } from '../../src/db/migrations.js';
@@ -31,7 +31,7 @@ function fingerprint(dataDir: string): string {
   return `${hash} wal=${existsSync(`${path}-wal`) ? readFileSync(`${path}-wal`).length : -1}`;
 }
 
-async function expectRefused(promise: Promise<unknown>, code: string): Promise<void> {
+async function expectRefused(promise: Promise<unknown>, code: DbErrorCode): Promise<void> {
   await expectError(() => promise, DbError, code);
 }
 

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BusError, type BusErrorCode } from '../../src/bus/bus-error.js';
-import { REASON_CAP_BYTES, inspect, type InspectionRequest } from '../../src/inspection/inspect.js';
+import { REASON_CAP_BYTES, inspect, type InspectionRequest } from '../../src/bus/inspect.js';
 import { createMemoryLogger } from '../../src/log.js';
 import { expectError } from '../support/expect-error.js';
 import { fixturePath } from '../support/child-process.js';

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { BusError } from '../../src/bus/bus-error.js';
 import type { Database } from '../../src/db/database.js';
-import { capacityUsage, ensureCapacity } from '../../src/maintenance/capacity.js';
+import { ensureCapacity } from '../../src/bus/capacity-check.js';
+import { capacityUsage } from '../../src/maintenance/capacity.js';
 import { readCapacityNotice } from '../../src/maintenance/capacity-notice.js';
 import { emptyStep } from '../../src/maintenance/step-report.js';
 import { expectErrorSync } from '../support/expect-error.js';

@@ -5,7 +5,7 @@
  * A reservation is live while it has not expired AND the session that made
  * it still holds its name: a session row with the same display name and
  * the same owner token whose holder has not stopped, judged by the session
- * rule of src/bus/session-liveness.ts (the one register uses). So a
+ * rule of src/liveness/session-liveness.ts (the one register uses). So a
  * reservation ends when its name does: a clean exit (the names are
  * released), a holder that is certainly dead or stopped heartbeating, a
  * name taken over by another process (the owner differs), a reset; and a

@@ -4,9 +4,9 @@
  * inspection_unavailable (retryable: the hook failed, not the request).
  * Logs carry the operation, sender and a bounded reason, never the payload.
  */
-import { BusError } from '../bus/bus-error.js';
+import { BusError } from './bus-error.js';
 import type { Logger } from '../log.js';
-import { runHook } from './hook-runner.js';
+import { runHook } from '../inspection/hook-runner.js';
 
 /** The longest deny reason passed back to the caller, in bytes. */
 export const REASON_CAP_BYTES = 1024;
