@@ -13,8 +13,6 @@ import type { DatabaseLock } from './portable-locks.js';
 import type { ShmIndex } from './shm-index.js';
 import { closeConnectionNumber, liveness } from './owner-liveness.js';
 import { SQLITE_BUSY, SQLITE_FULL, SQLITE_IOERR, SQLITE_IOERR_WRITE, SQLITE_OK, SQLITE_OPEN_WAL as OPEN_WAL } from './sqlite-codes.js';
-import type { Sqlite3 } from './sqlite-runtime.js';
-import { registerFacade } from './vfs-facade.js';
 
 /** The name the file layer registers under. */
 export const VFS_NAME = 'agentbus-nodefs';
@@ -376,17 +374,4 @@ export class NodeFsVfs {
     }
     return rc;
   }
-}
-
-/** One file layer per SQLite runtime: the VFS is registered in it once. */
-const layers = new WeakMap<Sqlite3, NodeFsVfs>();
-
-/** Registers the file layer with SQLite (once per runtime) and returns its state. */
-export function installNodeFsVfs(sqlite3: Sqlite3): NodeFsVfs {
-  const known = layers.get(sqlite3);
-  if (known !== undefined) return known;
-  const layer = new NodeFsVfs();
-  registerFacade(sqlite3, layer, VFS_NAME);
-  layers.set(sqlite3, layer);
-  return layer;
 }

@@ -7,7 +7,8 @@
 import type { DriverCapabilities, DriverLoadResult, Driver, Connection, OpenOptions } from '../../src/db/driver.js';
 import { DbError } from '../../src/db/db-error.js';
 import { loadSqlite3, type Sqlite3 } from './sqlite-runtime.js';
-import { installNodeFsVfs, type NodeFsVfs } from './node-fs-vfs.js';
+import type { NodeFsVfs } from './node-fs-vfs.js';
+import { installNodeFsVfs } from './vfs-install.js';
 import { WasmConnection } from './wasm-connection.js';
 import { LockRecord } from './lock-table.js';
 import { resolve } from 'node:path';
