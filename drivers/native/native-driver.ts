@@ -8,7 +8,7 @@ import type {
   BindParams,
   Connection,
   Driver,
-  DriverCapabilities,
+  SqliteCapabilities,
   DriverLoadResult,
   OpenOptions,
   Row,
@@ -16,6 +16,7 @@ import type {
   SqlValue,
   Statement,
 } from '../../src/db/driver.js';
+import { SQLITE_CAPABILITIES } from '../../src/db/driver.js';
 import { DbError, dbErrorCodeFromSqlite } from '../../src/db/db-error.js';
 import { runResult } from '../../src/db/run-result.js';
 import { isBlankSql, noStatement, scanParameters, secondStatement } from '../../src/db/sql-scan.js';
@@ -186,12 +187,12 @@ class NativeStatement implements Statement {
 
 class NativeConnection implements Connection {
   readonly path: string;
-  readonly capabilities: DriverCapabilities;
+  readonly capabilities: SqliteCapabilities;
   #db: DatabaseSync | undefined;
   readonly #statements = new Set<NativeStatement>();
   #changes: StatementSync | undefined;
 
-  constructor(db: DatabaseSync, path: string, capabilities: DriverCapabilities) {
+  constructor(db: DatabaseSync, path: string, capabilities: SqliteCapabilities) {
     this.#db = db;
     this.path = path;
     this.capabilities = capabilities;
@@ -318,11 +319,13 @@ export async function loadNativeDriver(): Promise<DriverLoadResult> {
   } catch (error) {
     return { ok: false, reason: `node:sqlite failed to start: ${(error as Error).message}` };
   }
-  const capabilities: DriverCapabilities = {
+  const capabilities: SqliteCapabilities = {
     name: 'native',
     sqliteVersion,
     lockProtocol: 'posix',
     wal: true,
+
+    ...SQLITE_CAPABILITIES,
   };
   const driver: Driver = {
     capabilities,

@@ -1,0 +1,21 @@
+/**
+ * The SQL that differs between engines, one object per engine (in the spirit
+ * of Kysely's DialectAdapter). Core takes these texts from the connection's
+ * capabilities instead of writing an engine's spelling itself, and never
+ * asks which driver it runs on.
+ */
+export interface Dialect {
+  /** Opens a write transaction that holds the one writer lock from its first statement on, so commits are serialized (seq order is commit order). */
+  readonly beginWrite: string;
+  /** Opens a read transaction: every statement inside sees one snapshot. */
+  readonly beginRead: string;
+  /** A query with one `?` parameter, a table name, returning a row exactly when that table exists. */
+  readonly tableExists: string;
+}
+
+/** SQLite's spelling (both SQLite drivers). */
+export const SQLITE_DIALECT: Dialect = {
+  beginWrite: 'BEGIN IMMEDIATE',
+  beginRead: 'BEGIN DEFERRED',
+  tableExists: "SELECT 1 AS present FROM sqlite_master WHERE type = 'table' AND name = ?",
+};
