@@ -52,6 +52,8 @@ export type DbErrorCode =
   | 'lock_owner_unknown'
   /** The database lives on a file system where the lock protocols do not hold (network, VM share, cluster). */
   | 'unsupported_filesystem'
+  /** A database server cannot be reached, or did not answer within the call's deadline (the connection is reopened on the next call): retrying later can work. */
+  | 'unavailable'
   /** Any other SQLite error. */
   | 'error';
 
