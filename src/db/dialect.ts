@@ -11,6 +11,8 @@ export interface Dialect {
   readonly beginRead: string;
   /** A query with one `?` parameter, a table name, returning a row exactly when that table exists. */
   readonly tableExists: string;
+  /** Creates the migrations ledger (version, name, checksum, applied_at in ms) if it is missing. */
+  readonly createMigrationLedger: string;
 }
 
 /** SQLite's spelling (both SQLite drivers). */
@@ -18,4 +20,10 @@ export const SQLITE_DIALECT: Dialect = {
   beginWrite: 'BEGIN IMMEDIATE',
   beginRead: 'BEGIN DEFERRED',
   tableExists: "SELECT 1 AS present FROM sqlite_master WHERE type = 'table' AND name = ?",
+  createMigrationLedger: `CREATE TABLE IF NOT EXISTS schema_migrations (
+  version INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  checksum TEXT NOT NULL,
+  applied_at INTEGER NOT NULL
+)`,
 };

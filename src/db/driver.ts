@@ -115,6 +115,8 @@ export interface SqliteCapabilities extends DriverCapabilities {
 export interface OpenOptions {
   /** Milliseconds a statement waits on a lock before failing with code `busy`. */
   readonly busyTimeoutMs: number;
+  /** A server driver's bound on one call, round trip included (default busyTimeoutMs + 10 s); file drivers never wait on a network. */
+  readonly deadlineMs?: number;
 }
 
 /** What a process-wide capabilities object of a SQLite driver holds beside its name, version and protocol. */

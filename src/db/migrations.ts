@@ -73,13 +73,6 @@ export function loadMigrations(dir: string): Migration[] {
   return migrations;
 }
 
-const CREATE_LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (
-  version INTEGER PRIMARY KEY,
-  name TEXT NOT NULL,
-  checksum TEXT NOT NULL,
-  applied_at INTEGER NOT NULL
-)`;
-
 /** The migrations recorded in the database, ascending; empty for a new database. */
 export function appliedMigrations(db: Database<DriverCapabilities>): AppliedMigration[] {
   const ledger = db.get(db.capabilities.dialect.tableExists, ['schema_migrations']);
@@ -134,7 +127,7 @@ export function pendingMigrations(applied: readonly AppliedMigration[], migratio
 export function applyMigration(db: Database<DriverCapabilities>, migration: Migration, now: number): boolean {
   try {
     return db.transaction(() => {
-      db.exec(CREATE_LEDGER);
+      db.exec(db.capabilities.dialect.createMigrationLedger);
       const done = db.get('SELECT 1 AS done FROM schema_migrations WHERE version = ?', [migration.version]);
       if (done !== undefined) return false;
       db.exec(migration.sql);
