@@ -2,7 +2,7 @@
  * The one module under src/ that imports drivers/. Everything else reaches a
  * driver through the Driver contract it returns.
  */
-import type { DriverLoadResult, DriverName, LockProtocol } from './driver.js';
+import type { DriverCapabilities, DriverLoadResult, DriverName, LockProtocol } from './driver.js';
 
 /** What a user may ask for: a driver by name, or `auto`. */
 export type DriverChoice = 'auto' | DriverName;
@@ -61,6 +61,21 @@ export function loadDriver(name: DriverName): Promise<DriverLoadResult> {
     loaded.set(name, result);
   }
   return result;
+}
+
+let postgres: Promise<DriverLoadResult<DriverCapabilities>> | undefined;
+
+/**
+ * Loads the postgres driver once per process, which a database_url selects
+ * (never `driver`): a module of its own, required only here, so a SQLite
+ * user's process never loads it or the `pg` client.
+ */
+export function loadPostgresDriver(): Promise<DriverLoadResult<DriverCapabilities>> {
+  postgres ??= import('../../drivers/postgres/postgres-driver.js').then(
+    (m) => m.loadPostgresDriver(),
+    (error: unknown) => ({ ok: false, reason: `the postgres driver failed to load: ${(error as Error)?.message ?? String(error)}` }) as const,
+  );
+  return postgres;
 }
 
 /** The driver a new database would get here, and why, for `status` and `doctor` before the first `agentbus mcp`. */

@@ -1,0 +1,23 @@
+/** PostgreSQL's spelling of what differs between engines (src/db/dialect.ts). */
+import type { Dialect } from '../../src/db/dialect.js';
+
+/**
+ * The key of the bus's writer lock (pg_advisory_xact_lock): one writer at a
+ * time, as in SQLite, so commits are serialized and seq order is commit
+ * order. A constant: one database is one bus. (0x61676275 is "agbu".)
+ */
+export const WRITER_LOCK_KEY = 0x61676275;
+
+export const POSTGRES_DIALECT: Dialect = {
+  // READ COMMITTED after the lock: every statement sees every commit made before the lock was granted.
+  beginWrite: `BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(${WRITER_LOCK_KEY})`,
+  beginRead: 'BEGIN ISOLATION LEVEL REPEATABLE READ',
+  tableExists: 'SELECT 1 AS present FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = ?',
+  // Times are milliseconds since the epoch: beyond PostgreSQL's 32-bit INTEGER.
+  createMigrationLedger: `CREATE TABLE IF NOT EXISTS schema_migrations (
+  version BIGINT PRIMARY KEY,
+  name TEXT NOT NULL,
+  checksum TEXT NOT NULL,
+  applied_at BIGINT NOT NULL
+)`,
+};
