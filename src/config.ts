@@ -8,6 +8,7 @@ import { accessSync, constants, readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import * as v from 'valibot';
 import { DRIVER_CHOICES, type DriverChoice, type DriverChoiceSource } from './db/select-driver.js';
+import { databaseUrlProblem } from './db/postgres-url.js';
 import { closestName } from './did-you-mean.js';
 
 export class ConfigError extends Error {
@@ -88,12 +89,18 @@ export const ConfigFileSchema = v.strictObject({
     v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name such as OPENAI_API_KEY')),
   ),
   log_level: v.optional(v.picklist(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`), 'info'),
+  // A PostgreSQL server instead of the SQLite file (docs/drivers.md, "PostgreSQL"); checked below, never echoed.
+  database_url: v.optional(nonEmpty('a postgres:// URL')),
+  database_password_file: v.optional(nonEmpty('a file path')),
+  database_password_env: v.optional(
+    v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name such as AGENTBUS_DATABASE_PASSWORD')),
+  ),
 });
 
 type FileConfig = v.InferOutput<typeof ConfigFileSchema>;
 
 /** The validated configuration with paths resolved and environment overrides applied. */
-export interface Config extends Omit<FileConfig, 'driver' | 'data_directory' | 'embedding_api_key_file'> {
+export interface Config extends Omit<FileConfig, 'driver' | 'data_directory' | 'embedding_api_key_file' | 'database_url' | 'database_password_file'> {
   /** Absolute data directory. */
   readonly data_directory: string;
   /** The driver choice after AGENTBUS_DRIVER. */
@@ -102,6 +109,10 @@ export interface Config extends Omit<FileConfig, 'driver' | 'data_directory' | '
   readonly driverSource: DriverChoiceSource;
   /** Absolute path of the key file, when configured. */
   readonly embedding_api_key_file: string | undefined;
+  /** The PostgreSQL URL after AGENTBUS_DATABASE_URL; undefined: the SQLite file in data_directory. */
+  readonly database_url: string | undefined;
+  /** Absolute path of the database password file, when configured. */
+  readonly database_password_file: string | undefined;
   /** The config file that was read, or would have been read. */
   readonly configPath: string;
   /** False when no file existed at the default path (defaults only). */
@@ -150,6 +161,24 @@ function picklistMessage(issue: v.BaseIssue<unknown>): string | undefined {
   const options = [...(issue.expected ?? '').matchAll(/"([^"]*)"/g)].map((m) => m[1] ?? '');
   const suggestion = closestName(issue.input, options);
   return suggestion === undefined ? undefined : `${issue.message}; did you mean "${suggestion}"?`;
+}
+
+/** database_url after AGENTBUS_DATABASE_URL, and the password file's absolute path; a bad one adds a problem naming its key. */
+function databaseSettings(
+  file: FileConfig,
+  env: NodeJS.ProcessEnv,
+  configDir: string,
+  homeDir: string,
+  problems: { key: string; message: string }[],
+): { database_url: string | undefined; database_password_file: string | undefined } {
+  const fromEnv = env.AGENTBUS_DATABASE_URL;
+  const key = fromEnv !== undefined && fromEnv !== '' ? 'AGENTBUS_DATABASE_URL' : 'database_url';
+  const database_url = key === 'AGENTBUS_DATABASE_URL' ? fromEnv : file.database_url;
+  const problem = database_url === undefined ? undefined : databaseUrlProblem(database_url);
+  if (problem !== undefined) problems.push({ key, message: problem });
+  const database_password_file =
+    file.database_password_file === undefined ? undefined : resolvePath(file.database_password_file, configDir, homeDir);
+  return { database_url: problem === undefined ? database_url : undefined, database_password_file };
 }
 
 /** Reads, validates and resolves the configuration. Throws ConfigError. */
@@ -238,6 +267,7 @@ export function loadConfig(options: LoadConfigOptions): Config {
       driverSource = { kind: 'env' };
     }
   }
+  const { database_url, database_password_file } = databaseSettings(file, env, configDir, homeDir, problems);
   if (problems.length > 0) throw new ConfigError('config_invalid', source, problems);
 
   const envDataDir = env.AGENTBUS_DATA_DIR;
@@ -246,5 +276,5 @@ export function loadConfig(options: LoadConfigOptions): Config {
       ? resolvePath(envDataDir, cwd, homeDir)
       : resolvePath(file.data_directory, configDir, homeDir);
 
-  return { ...file, data_directory, driver, driverSource, embedding_api_key_file: keyFile, configPath, configFileFound };
+  return { ...file, data_directory, driver, driverSource, embedding_api_key_file: keyFile, database_url, database_password_file, configPath, configFileFound };
 }
