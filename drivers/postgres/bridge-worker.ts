@@ -110,8 +110,10 @@ async function handle(request: Exclude<BridgeRequest, { kind: 'abandon' }>): Pro
     return;
   }
   let running: Client | undefined;
+  let before: 'I' | 'T' | 'E' = 'I';
   try {
     running = await connected();
+    before = running.getTransactionStatus() ?? 'I';
     if (request.kind === 'exec') {
       await running.query(request.sql);
       reply({ ...base, failure: undefined, txStatus: running.getTransactionStatus() ?? 'I', generation, serverVersion });
@@ -125,6 +127,12 @@ async function handle(request: Exclude<BridgeRequest, { kind: 'abandon' }>): Pro
     const failure = failureOf(error);
     // No SQLSTATE: the socket failed, not the statement; this connection is done.
     if (failure.code === 'unavailable' && failure.sqlState === undefined && client === running) drop();
+    // Text that opened a transaction and failed inside it (the dialect's beginWrite waiting past
+    // lock_timeout) leaves none open, as a failed BEGIN IMMEDIATE does in SQLite: an aborted
+    // PostgreSQL transaction could only be rolled back anyway.
+    if (request.kind === 'exec' && before === 'I' && client !== undefined && client === running && running.getTransactionStatus() === 'E') {
+      await running.query('ROLLBACK').catch(() => undefined);
+    }
     const txStatus = client !== undefined && client === running ? (running.getTransactionStatus() ?? 'I') : 'I';
     reply({ ...base, failure, txStatus, generation, serverVersion });
   }

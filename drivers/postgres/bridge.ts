@@ -12,10 +12,18 @@ import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from '
 import { DbError } from '../../src/db/db-error.js';
 import type { BridgeReply, BridgeRequest, BridgeSettings } from './bridge-protocol.js';
 
-/** The worker's file: the bundle's sibling (dist/bundle/postgres-worker.cjs), or the compiled module beside this one. */
+/**
+ * The worker's file: the bundle's sibling (dist/bundle/postgres-worker.cjs),
+ * the compiled module beside this one (dist/drivers/postgres/), or, for
+ * this source file run by the tests, the built bundle. Checked before the
+ * thread starts: a thread that cannot load would answer no call, and each
+ * call would wait its whole deadline.
+ */
 function workerFile(): URL {
-  const bundled = new URL('./postgres-worker.cjs', import.meta.url);
-  return existsSync(bundled) ? bundled : new URL('./bridge-worker.js', import.meta.url);
+  const candidates = ['./postgres-worker.cjs', './bridge-worker.js', '../../dist/bundle/postgres-worker.cjs'].map((p) => new URL(p, import.meta.url));
+  const found = candidates.find((file) => existsSync(file));
+  if (found === undefined) throw new DbError('driver_unavailable', `the postgres driver's worker is missing (looked for ${candidates.map((c) => c.pathname).join(', ')}): reinstall agentbus, or run \`npm run build\` in a checkout`);
+  return found;
 }
 
 /** A request as the connection builds it; the bridge numbers it. */
