@@ -4,7 +4,7 @@
  */
 import type { BindParams, Connection, DriverCapabilities, Row, RunResult, SqlResult, SqliteCapabilities, Statement } from './driver.js';
 
-export class Database<C extends DriverCapabilities = SqliteCapabilities> {
+export class Database<C extends DriverCapabilities = DriverCapabilities> {
   readonly #conn: Connection<C>;
   readonly #statements = new Map<string, Statement>();
   /** The dialect's BEGIN texts, read once: the transaction path stays two field reads. */
