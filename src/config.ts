@@ -8,7 +8,6 @@ import { accessSync, constants, readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import * as v from 'valibot';
 import { DRIVER_CHOICES, type DriverChoice, type DriverChoiceSource } from './db/select-driver.js';
-import { databaseUrlProblem } from './db/postgres-url.js';
 import { closestName } from './did-you-mean.js';
 
 export class ConfigError extends Error {
@@ -109,8 +108,10 @@ export interface Config extends Omit<FileConfig, 'driver' | 'data_directory' | '
   readonly driverSource: DriverChoiceSource;
   /** Absolute path of the key file, when configured. */
   readonly embedding_api_key_file: string | undefined;
-  /** The PostgreSQL URL after AGENTBUS_DATABASE_URL; undefined: the SQLite file in data_directory. */
+  /** The PostgreSQL URL after AGENTBUS_DATABASE_URL, as given (checked at open); undefined: the SQLite file in data_directory. */
   readonly database_url: string | undefined;
+  /** Where database_url came from, for messages that must name it. */
+  readonly databaseUrlKey: 'database_url' | 'AGENTBUS_DATABASE_URL';
   /** Absolute path of the database password file, when configured. */
   readonly database_password_file: string | undefined;
   /** The config file that was read, or would have been read. */
@@ -163,22 +164,28 @@ function picklistMessage(issue: v.BaseIssue<unknown>): string | undefined {
   return suggestion === undefined ? undefined : `${issue.message}; did you mean "${suggestion}"?`;
 }
 
-/** database_url after AGENTBUS_DATABASE_URL, and the password file's absolute path; a bad one adds a problem naming its key. */
+/**
+ * database_url after AGENTBUS_DATABASE_URL, where it came from, and the
+ * password file's absolute path. The URL's shape is checked when the bus
+ * opens (postgres-url.ts, connectionUrl), not here: a bad URL is then a tool
+ * error naming the key, as every other start-up failure of `agentbus mcp`,
+ * instead of a server that exits before the model can hear why.
+ */
 function databaseSettings(
   file: FileConfig,
   env: NodeJS.ProcessEnv,
   configDir: string,
   homeDir: string,
-  problems: { key: string; message: string }[],
-): { database_url: string | undefined; database_password_file: string | undefined } {
+): Pick<Config, 'database_url' | 'databaseUrlKey' | 'database_password_file'> {
   const fromEnv = env.AGENTBUS_DATABASE_URL;
-  const key = fromEnv !== undefined && fromEnv !== '' ? 'AGENTBUS_DATABASE_URL' : 'database_url';
-  const database_url = key === 'AGENTBUS_DATABASE_URL' ? fromEnv : file.database_url;
-  const problem = database_url === undefined ? undefined : databaseUrlProblem(database_url);
-  if (problem !== undefined) problems.push({ key, message: problem });
+  const fromEnvSet = fromEnv !== undefined && fromEnv !== '';
   const database_password_file =
     file.database_password_file === undefined ? undefined : resolvePath(file.database_password_file, configDir, homeDir);
-  return { database_url: problem === undefined ? database_url : undefined, database_password_file };
+  return {
+    database_url: fromEnvSet ? fromEnv : file.database_url,
+    databaseUrlKey: fromEnvSet ? 'AGENTBUS_DATABASE_URL' : 'database_url',
+    database_password_file,
+  };
 }
 
 /** Reads, validates and resolves the configuration. Throws ConfigError. */
@@ -267,7 +274,7 @@ export function loadConfig(options: LoadConfigOptions): Config {
       driverSource = { kind: 'env' };
     }
   }
-  const { database_url, database_password_file } = databaseSettings(file, env, configDir, homeDir, problems);
+  const database = databaseSettings(file, env, configDir, homeDir);
   if (problems.length > 0) throw new ConfigError('config_invalid', source, problems);
 
   const envDataDir = env.AGENTBUS_DATA_DIR;
@@ -276,5 +283,5 @@ export function loadConfig(options: LoadConfigOptions): Config {
       ? resolvePath(envDataDir, cwd, homeDir)
       : resolvePath(file.data_directory, configDir, homeDir);
 
-  return { ...file, data_directory, driver, driverSource, embedding_api_key_file: keyFile, database_url, database_password_file, configPath, configFileFound };
+  return { ...file, data_directory, driver, driverSource, embedding_api_key_file: keyFile, ...database, configPath, configFileFound };
 }

@@ -27,10 +27,12 @@ export function databaseUrlProblem(url: string): string | undefined {
   return undefined;
 }
 
-/** The settings a connection's password can come from. */
+/** The settings a connection's URL and password come from. */
 export interface DatabasePasswordSettings {
-  /** The validated database_url. */
+  /** The URL as configured. */
   readonly database_url: string;
+  /** The setting that gave it (`database_url`, AGENTBUS_DATABASE_URL), named in the refusal of a bad one. */
+  readonly databaseUrlKey?: string;
   /** Absolute path of a file holding the password alone (one line). */
   readonly database_password_file?: string | undefined;
   /** Name of an environment variable holding the password. */
@@ -39,10 +41,13 @@ export interface DatabasePasswordSettings {
 
 /**
  * The URL to connect with, the password filled in from the environment or
- * the file when the URL has none. Throws DbError `permission` for a
- * password file this user cannot read or that others can.
+ * the file when the URL has none. Throws DbError `cantopen` for a malformed
+ * URL (naming its setting, never echoing it), `permission` for a password
+ * file this user cannot read or that others can.
  */
 export function connectionUrl(settings: DatabasePasswordSettings, env: NodeJS.ProcessEnv = process.env): string {
+  const problem = databaseUrlProblem(settings.database_url);
+  if (problem !== undefined) throw new DbError('cantopen', `${settings.databaseUrlKey ?? 'database_url'} ${problem}`);
   const url = new URL(settings.database_url);
   if (url.password !== '') return url.toString();
   const password = passwordFromEnv(settings, env) ?? passwordFromFile(settings.database_password_file);

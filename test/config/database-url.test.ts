@@ -1,13 +1,14 @@
 /**
  * database_url, AGENTBUS_DATABASE_URL and the password's sources
- * (src/config.ts, src/db/postgres-url.ts): a bad URL is refused naming the
- * key and never echoing the URL; the password comes from the URL, else the
+ * (src/config.ts, src/db/postgres-url.ts): a bad URL is refused when the bus
+ * opens (a tool error, not an exiting server), naming the key and never
+ * echoing the URL; the password comes from the URL, else the
  * named environment variable, else a file only its owner can read.
  */
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config.js';
 import { DbError } from '../../src/db/db-error.js';
 import { connectionUrl } from '../../src/db/postgres-url.js';
 import { expectErrorSync } from '../support/expect-error.js';
@@ -32,7 +33,7 @@ describe('database_url', () => {
     );
   });
 
-  it('a malformed URL, another scheme, or one without a host or database is refused naming the key, without echoing the URL', () => {
+  it('a malformed URL, another scheme, or one without a host or database is refused at open as cantopen naming its setting, without echoing the URL', () => {
     const cases: [Record<string, unknown>, NodeJS.ProcessEnv, string][] = [
       [{ database_url: 'not a url:s3cret' }, {}, 'database_url'],
       [{ database_url: 'mysql://u:s3cret@h/db' }, {}, 'database_url'],
@@ -40,8 +41,10 @@ describe('database_url', () => {
       [{}, { AGENTBUS_DATABASE_URL: 'http://u:s3cret@h/db' }, 'AGENTBUS_DATABASE_URL'],
     ];
     for (const [file, env, key] of cases) {
-      const error = expectErrorSync(() => load(file, env), ConfigError, 'config_invalid');
-      expect(error.problems.map((p) => p.key)).toEqual([key]);
+      const config = load(file, env);
+      expect(config.databaseUrlKey).toBe(key);
+      const error = expectErrorSync(() => connectionUrl({ ...config, database_url: config.database_url as string }, {}), DbError, 'cantopen');
+      expect(error.message.startsWith(`${key} `)).toBe(true);
       expect(error.message).not.toContain('s3cret');
     }
   });
