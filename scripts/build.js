@@ -95,7 +95,11 @@ const lazyBuiltins = {
  */
 // The postgres driver (only a database_url loads it) and the worker thread that holds `pg`: a SQLite
 // user's process loads neither, and the command bundles stay as small as before.
-const ON_DEMAND = { 'src/log.ts': 'file-logger', 'drivers/postgres/postgres-driver.ts': 'postgres-driver' };
+const ON_DEMAND = {
+  'src/log.ts': 'file-logger',
+  'src/db/open-postgres.ts': 'postgres-open',
+  'drivers/postgres/postgres-driver.ts': 'postgres-driver',
+};
 /** Files a worker thread starts from, never imported: entries of their own. */
 const WORKERS = { 'postgres-worker': 'drivers/postgres/bridge-worker.ts' };
 const onDemand = {

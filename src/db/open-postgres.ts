@@ -15,6 +15,7 @@ import { Database } from './database.js';
 import { DbError } from './db-error.js';
 import type { DriverCapabilities } from './driver.js';
 import { applyMigration, appliedMigrations, loadMigrations, pendingMigrations, type MigrationReport } from './migrations.js';
+import { connectionUrl, type DatabasePasswordSettings } from './postgres-url.js';
 import { loadPostgresDriver } from './select-driver.js';
 
 export interface OpenPostgresOptions {
@@ -68,4 +69,9 @@ export async function openPostgresDatabase(options: OpenPostgresOptions): Promis
     db.close();
     throw error;
   }
+}
+
+/** openPostgresDatabase for the configured URL and password (postgres-url.ts): what `agentbus mcp` opens when database_url is set. */
+export function openPostgresBus(settings: DatabasePasswordSettings, now: () => number): Promise<OpenedPostgres> {
+  return openPostgresDatabase({ url: connectionUrl(settings), now });
 }
