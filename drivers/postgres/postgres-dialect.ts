@@ -20,4 +20,13 @@ export const POSTGRES_DIALECT: Dialect = {
   checksum TEXT NOT NULL,
   applied_at BIGINT NOT NULL
 )`,
+  // Relation sizes do not fall when rows are deleted (PostgreSQL reuses the space after VACUUM and
+  // rarely gives it back), so eviction measured by them would never reach its target. Until a
+  // trigger-kept total exists, the live envelopes' bytes, summed: exact and falling at once, but a
+  // scan of messages per send (docs/drivers.md, "PostgreSQL").
+  usedBytes: 'SELECT COALESCE(sum(bytes), 0)::int8 AS used FROM messages',
+  // The identity's sequence (sql/postgres/0011_schema.sql). It is not transactional: a rolled-back
+  // insert leaves a gap, as seqs may have anyway; commits stay in seq order under the writer lock.
+  lastSeq: "SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS seq FROM messages_seq_seq",
+  greatest: 'GREATEST',
 };

@@ -13,6 +13,12 @@ export interface Dialect {
   readonly tableExists: string;
   /** Creates the migrations ledger (version, name, checksum, applied_at in ms) if it is missing. */
   readonly createMigrationLedger: string;
+  /** A query returning one row `used`: the bytes live data occupies now, falling as soon as rows are deleted (the capacity budget's measure). */
+  readonly usedBytes: string;
+  /** A query returning at most one row `seq`: the highest message seq ever handed out (none or 0 before the first); never decreases, even after deletes. */
+  readonly lastSeq: string;
+  /** The scalar function for the larger of two values (`max(a, b)` in SQLite; `max` is only an aggregate elsewhere). */
+  readonly greatest: 'max' | 'GREATEST';
 }
 
 /** SQLite's spelling (both SQLite drivers). */
@@ -26,4 +32,10 @@ export const SQLITE_DIALECT: Dialect = {
   checksum TEXT NOT NULL,
   applied_at INTEGER NOT NULL
 )`,
+  // Pages in use: deleted rows free pages to the freelist at once, before any vacuum.
+  usedBytes:
+    'SELECT (p.page_count - f.freelist_count) * s.page_size AS used FROM pragma_page_count() AS p, pragma_freelist_count() AS f, pragma_page_size() AS s',
+  // AUTOINCREMENT's record of the highest rowid ever used.
+  lastSeq: "SELECT seq FROM sqlite_sequence WHERE name = 'messages'",
+  greatest: 'max',
 };
