@@ -96,7 +96,8 @@ function evictionRounds(db: Database, options: ChunkOptions, report: StepReport)
     },
     /** One bounded FTS merge; true when it did work. */
     merge(): boolean {
-      return mergeFtsOnce(db, 'all', mergeState, report);
+      // Only FTS5 has segments to merge (fullText 'tsvector': a GIN index PostgreSQL maintains itself).
+      return db.capabilities.fullText === 'fts5' && mergeFtsOnce(db, 'all', mergeState, report);
     },
   };
 }

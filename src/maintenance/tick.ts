@@ -158,8 +158,9 @@ export function createMaintenance(options: MaintenanceOptions): Maintenance {
         db.transaction(() => setCapacityNotice(db, config, now));
       }
     });
-    await step('fts_merge', (report) => mergeFtsLevels(db, pastDeadline, report));
-    await step('vacuum', (report) => vacuumStep(db, pastDeadline, report));
+    // FTS5's segments and SQLite's free pages are SQLite's own; PostgreSQL's autovacuum keeps its tables and GIN index.
+    if (db.capabilities.fullText === 'fts5') await step('fts_merge', (report) => mergeFtsLevels(db, pastDeadline, report));
+    if (db.capabilities.sizeOf === 'pages') await step('vacuum', (report) => vacuumStep(db, pastDeadline, report));
     const embeddingPass = options.steps?.embeddingPass;
     if (embeddingPass !== undefined) await step('embeddings', () => embeddingPass(deadline));
 
