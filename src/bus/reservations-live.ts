@@ -62,7 +62,7 @@ export interface LiveView {
  * only expiry ends a reservation.
  */
 function liveSessions(db: Database, view: LiveView): string {
-  const judged = db.get("SELECT 1 AS present FROM sqlite_master WHERE type = 'table' AND name = 'session_sightings'") !== undefined;
+  const judged = db.get(db.capabilities.dialect.tableExists, ['session_sightings']) !== undefined;
   const rows = db.all<SessionHolder>(judged ? `SELECT ${HOLDER_COLUMNS} FROM sessions` : 'SELECT sender, owner FROM sessions');
   const by = observer(view.clock, view.owner);
   // Sessions are one per running agent: a few dozen, so judging each is cheap.
@@ -83,7 +83,7 @@ const JUMP_TOLERANCE_MS = 1_000;
  */
 function expiry(db: Database, view: LiveView): { unexpired: string; endsAt: string; params: Record<string, number | string> } {
   const now = view.clock.now();
-  const monotonic = db.get("SELECT 1 AS present FROM pragma_table_info('reservations') WHERE name = 'expires_mono'") !== undefined;
+  const monotonic = db.get(db.capabilities.dialect.columnExists, ['reservations', 'expires_mono']) !== undefined;
   if (!monotonic) return { unexpired: 'r.expires_at > :now', endsAt: 'r.expires_at', params: { now } };
   const same = 'r.clock_domain = :scope AND r.expires_mono IS NOT NULL';
   // Read on the monotonic clock, the wall-clock end moves with each reading by a millisecond or so
@@ -147,5 +147,5 @@ export function deleteDeadReservations(db: Database, view: LiveView, limit: numb
 
 /** True when the database has the reservations table (schema 6 or later); an older one holds no reservations. */
 export function hasReservations(db: Database): boolean {
-  return db.get("SELECT 1 AS present FROM sqlite_master WHERE type = 'table' AND name = 'reservations'") !== undefined;
+  return db.get(db.capabilities.dialect.tableExists, ['reservations']) !== undefined;
 }

@@ -19,6 +19,8 @@ export interface Dialect {
   readonly lastSeq: string;
   /** The scalar function for the larger of two values (`max(a, b)` in SQLite; `max` is only an aggregate elsewhere). */
   readonly greatest: 'max' | 'GREATEST';
+  /** A query with two `?` parameters, a table and a column name, returning a row exactly when that table has that column (readers of older schemas probe with it). */
+  readonly columnExists: string;
 }
 
 /** SQLite's spelling (both SQLite drivers). */
@@ -38,4 +40,5 @@ export const SQLITE_DIALECT: Dialect = {
   // AUTOINCREMENT's record of the highest rowid ever used.
   lastSeq: "SELECT seq FROM sqlite_sequence WHERE name = 'messages'",
   greatest: 'max',
+  columnExists: 'SELECT 1 AS present FROM pragma_table_info(?) WHERE name = ?',
 };
