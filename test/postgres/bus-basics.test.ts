@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { BusContext } from '../../src/bus/bus-context.js';
 import { createChannel, listChannels, subscribe } from '../../src/bus/channels.js';
 import { history } from '../../src/bus/history.js';
+import { deleteMemory, editMemory, getMemory } from '../../src/bus/memories.js';
 import { discover, heartbeat, register } from '../../src/bus/identity.js';
 import { createMaintenance } from '../../src/maintenance/tick.js';
 import { receive } from '../../src/bus/receive.js';
@@ -99,5 +100,15 @@ describe('the bus on postgres', () => {
       expect(step, name).toBeDefined();
       expect(step?.error, name).toBeUndefined();
     }
+  });
+
+  it('memories: a revision replaces the live one, get answers the newest, delete tombstones it', async () => {
+    const [a] = await twoProcesses();
+    register(a, { name: 'Alice' });
+    const { memory_id } = (await send(a, { as: 'Alice', channel: 'memory', content: 'a fact' })) as { memory_id: number };
+    expect(await editMemory(a, { as: 'Alice', memory_id, content: 'a newer fact' })).toMatchObject({ memory_id, revision: 2, replaced_revision: 1 });
+    expect(getMemory(a, { as: 'Alice', memory_id })).toMatchObject({ memory_id, revision: 2, content: 'a newer fact' });
+    expect(await deleteMemory(a, { as: 'Alice', memory_id })).toMatchObject({ memory_id, revision: 2 });
+    expect(a.db.get('SELECT count(*)::int AS live FROM messages WHERE memory_id = ? AND tombstone = 0', [memory_id])).toEqual({ live: 0 });
   });
 });
