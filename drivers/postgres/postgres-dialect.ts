@@ -30,4 +30,5 @@ export const POSTGRES_DIALECT: Dialect = {
   lastSeq: "SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS seq FROM messages_seq_seq",
   greatest: 'GREATEST',
   columnExists: 'SELECT 1 AS present FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ? AND column_name = ?',
+  jsonIntegers: 'SELECT value::int8 FROM json_array_elements_text(?::json) AS value',
 };

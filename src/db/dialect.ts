@@ -21,6 +21,8 @@ export interface Dialect {
   readonly greatest: 'max' | 'GREATEST';
   /** A query with two `?` parameters, a table and a column name, returning a row exactly when that table has that column (readers of older schemas probe with it). */
   readonly columnExists: string;
+  /** A subquery for `IN (...)`: the integers of the JSON array text given as its one `?` parameter. */
+  readonly jsonIntegers: string;
 }
 
 /** SQLite's spelling (both SQLite drivers). */
@@ -41,4 +43,5 @@ export const SQLITE_DIALECT: Dialect = {
   lastSeq: "SELECT seq FROM sqlite_sequence WHERE name = 'messages'",
   greatest: 'max',
   columnExists: 'SELECT 1 AS present FROM pragma_table_info(?) WHERE name = ?',
+  jsonIntegers: 'SELECT value FROM json_each(?)',
 };
