@@ -14,6 +14,7 @@ import { deleteMemory, editMemory, getMemory } from '../../src/bus/memories.js';
 import { discover, heartbeat, register } from '../../src/bus/identity.js';
 import { createMaintenance } from '../../src/maintenance/tick.js';
 import { receive } from '../../src/bus/receive.js';
+import { search } from '../../src/bus/search.js';
 import { send } from '../../src/bus/send.js';
 import { loadConfig } from '../../src/config.js';
 import { openPostgresDatabase } from '../../src/db/open-postgres.js';
@@ -110,5 +111,22 @@ describe('the bus on postgres', () => {
     expect(getMemory(a, { as: 'Alice', memory_id })).toMatchObject({ memory_id, revision: 2, content: 'a newer fact' });
     expect(await deleteMemory(a, { as: 'Alice', memory_id })).toMatchObject({ memory_id, revision: 2 });
     expect(a.db.get('SELECT count(*)::int AS live FROM messages WHERE memory_id = ? AND tombstone = 0', [memory_id])).toEqual({ live: 0 });
+  });
+
+  it('text search: every word must appear, a quoted phrase as written, a trailing * as a prefix, operators as words; threads filter', async () => {
+    const [a] = await twoProcesses();
+    register(a, { name: 'Alice' });
+    const root = await send(a, { as: 'Alice', channel: 'general', content: 'the deploy pipeline failed on staging' });
+    const reply = await send(a, { as: 'Alice', channel: 'general', content: 'staging pipeline fixed', reply_to: root.seq });
+    await send(a, { as: 'Alice', channel: 'general', content: 'lunch is at noon' });
+    const seqs = async (query: string, extra: Record<string, unknown> = {}) =>
+      (await search(a, { as: 'Alice', query, mode: 'text', ...extra })).results.map((r) => r.seq).sort((x, y) => x - y);
+    expect(await seqs('pipeline staging')).toEqual([root.seq, reply.seq]);
+    expect(await seqs('"pipeline failed"')).toEqual([root.seq]);
+    expect(await seqs('"failed pipeline"')).toEqual([]);
+    expect(await seqs('pipe*')).toEqual([root.seq, reply.seq]);
+    expect(await seqs('STAGING OR lunch')).toEqual([]);
+    expect(await seqs('staging', { thread: root.seq })).toEqual([root.seq, reply.seq]);
+    expect(await seqs('staging', { thread: reply.seq })).toEqual([reply.seq]);
   });
 });
