@@ -70,8 +70,9 @@ function liveSessions(db: Database, view: LiveView): string {
 }
 
 /** True for a reservation `r` whose session is among :live_sessions. */
-const SESSION_LIVE_SQL = `EXISTS (SELECT 1 FROM json_each(:live_sessions) j
-  WHERE json_extract(j.value, '$[0]') = r.holder AND json_extract(j.value, '$[1]') = r.owner)`;
+function sessionLiveSql(db: Database): string {
+  return db.capabilities.dialect.jsonPairIn(':live_sessions', 'r.holder', 'r.owner');
+}
 
 /** A difference between the stored and the measured wall-clock end smaller than this is not a jump. */
 const JUMP_TOLERANCE_MS = 1_000;
@@ -118,7 +119,7 @@ export function liveReservations(db: Database, view: LiveView, query: LiveQuery 
   ].join('');
   const ends = expiry(db, view);
   return db.all<ReservationRow>(
-    `SELECT ${COLUMNS}, ${ends.endsAt} AS expires_at FROM reservations r WHERE ${ends.unexpired} AND ${SESSION_LIVE_SQL}${where} ORDER BY r.repository, r.pattern, r.holder`,
+    `SELECT ${COLUMNS}, ${ends.endsAt} AS expires_at FROM reservations r WHERE ${ends.unexpired} AND ${sessionLiveSql(db)}${where} ORDER BY r.repository, r.pattern, r.holder`,
     {
       ...ends.params,
       live_sessions: liveSessions(db, view),
@@ -139,7 +140,7 @@ export function deleteDeadReservations(db: Database, view: LiveView, limit: numb
   return db.run(
     `DELETE FROM reservations WHERE (repository, holder, pattern) IN (
        SELECT r.repository, r.holder, r.pattern FROM reservations r
-       WHERE ${repository === undefined ? '' : 'r.repository = :repository AND '}NOT (${ends.unexpired} AND ${SESSION_LIVE_SQL})
+       WHERE ${repository === undefined ? '' : 'r.repository = :repository AND '}NOT (${ends.unexpired} AND ${sessionLiveSql(db)})
        LIMIT :limit)`,
     { ...ends.params, live_sessions: liveSessions(db, view), limit, ...(repository === undefined ? {} : { repository }) },
   ).changes;

@@ -23,6 +23,8 @@ export interface Dialect {
   readonly columnExists: string;
   /** A subquery for `IN (...)`: the integers of the JSON array text given as its one `?` parameter. */
   readonly jsonIntegers: string;
+  /** A condition: the values `first` and `second` are one of the [x, y] pairs of the JSON array text bound as the named parameter `param` (`:name`). */
+  jsonPairIn(param: string, first: string, second: string): string;
 }
 
 /** SQLite's spelling (both SQLite drivers). */
@@ -44,4 +46,6 @@ export const SQLITE_DIALECT: Dialect = {
   greatest: 'max',
   columnExists: 'SELECT 1 AS present FROM pragma_table_info(?) WHERE name = ?',
   jsonIntegers: 'SELECT value FROM json_each(?)',
+  jsonPairIn: (param, first, second) =>
+    `EXISTS (SELECT 1 FROM json_each(${param}) j WHERE json_extract(j.value, '$[0]') = ${first} AND json_extract(j.value, '$[1]') = ${second})`,
 };
