@@ -6,7 +6,11 @@
  * revisions). Two "processes": two connections with their own owner tokens.
  * What does not work on postgres yet is listed in docs/drivers.md.
  */
+import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { BusError } from '../../src/bus/bus-error.js';
+import { listReservations, release, reserve } from '../../src/bus/reservations.js';
+import { expectErrorSync } from '../support/expect-error.js';
 import type { BusContext } from '../../src/bus/bus-context.js';
 import { createChannel, listChannels, subscribe } from '../../src/bus/channels.js';
 import { history } from '../../src/bus/history.js';
@@ -85,7 +89,7 @@ describe('the bus on postgres', () => {
     expect(heartbeat(a)).toBe(1);
   });
 
-  it('the maintenance tick takes its lease and runs the steps that are ported; the SQLite-only steps are not run', async () => {
+  it('the maintenance tick takes its lease and runs its steps without error; the SQLite-only steps are not run', async () => {
     const [a] = await twoProcesses();
     const maintenance = createMaintenance({ db: a.db, config: a.config, clock: a.clock, log: a.log, owner: a.owner, processIdentity: undefined });
     const report = await maintenance.runTick();
@@ -94,8 +98,7 @@ describe('the bus on postgres', () => {
     const names = report.steps.map((s) => s.name);
     expect(names).not.toContain('fts_merge');
     expect(names).not.toContain('vacuum');
-    // The reservations step is not ported yet (it probes the schema with pragma_table_info: docs/drivers.md).
-    const ported = ['stale_sessions', 'expired_receipts', 'idle_subscriptions', 'retention', 'tombstones', 'capacity'];
+    const ported = ['stale_sessions', 'reservations', 'expired_receipts', 'idle_subscriptions', 'retention', 'tombstones', 'capacity'];
     for (const name of ported) {
       const step = report.steps.find((s) => s.name === name);
       expect(step, name).toBeDefined();
@@ -128,5 +131,18 @@ describe('the bus on postgres', () => {
     expect(await seqs('STAGING OR lunch')).toEqual([]);
     expect(await seqs('staging', { thread: root.seq })).toEqual([root.seq, reply.seq]);
     expect(await seqs('staging', { thread: reply.seq })).toEqual([reply.seq]);
+  });
+
+  it('file reservations: granted, an overlapping exclusive one refused as conflict, listed, released', async () => {
+    const [a, b] = await twoProcesses();
+    register(a, { name: 'Alice' });
+    register(b, { name: 'Bob' });
+    const repository = tempDir();
+    execFileSync('git', ['init', '-q', repository]);
+    expect(reserve(a, { as: 'Alice', paths: ['src/a.ts'], repository }).reservations.map((r) => r.pattern)).toEqual(['src/a.ts']);
+    expectErrorSync(() => reserve(b, { as: 'Bob', paths: ['src/*.ts'], repository }), BusError, 'conflict');
+    expect(listReservations(b, { as: 'Bob', repository }).reservations.map((r) => [r.pattern, r.display_name])).toEqual([['src/a.ts', 'Alice']]);
+    expect(release(a, { as: 'Alice', paths: ['src/a.ts'], repository })).toMatchObject({ released: ['src/a.ts'], not_held: [] });
+    expect(reserve(b, { as: 'Bob', paths: ['src/*.ts'], repository }).reservations.map((r) => r.pattern)).toEqual(['src/*.ts']);
   });
 });
