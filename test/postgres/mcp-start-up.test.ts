@@ -1,15 +1,18 @@
 /**
  * `agentbus mcp` with a database_url: a start-up failure a person must fix
  * (a malformed URL, a wrong password, no server) does not end the server;
- * every tool call answers it as a tool error naming the fix, and once the
- * cause is gone the next call gets past the open in the same process. Real
- * processes over stdio, a real cluster.
+ * every tool call answers it as a tool error naming the fix; a server that
+ * comes up later, or restarts, is used without restarting agentbus; with a
+ * URL that works, two servers on one database talk. Real processes over
+ * stdio, real clusters.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, describe, expect, inject, it } from 'vitest';
+import { startCluster } from '../../scripts/pg-cluster.js';
+import { OPEN_RETRY_GAP_MS } from '../../src/mcp/bus-process.js';
 import { AGENTBUS_BIN } from '../support/mcp-process.js';
 import { tempDir } from '../support/test-driver.js';
 import { ToolError, toolAnswer } from '../support/tool-answer.js';
@@ -77,14 +80,36 @@ describe('agentbus mcp on a database_url that cannot be used', () => {
     await refusedTwice(server, 'storage_unavailable', true);
   });
 
-  it('a good URL opens: the schema is made and tool calls get past the open', async () => {
+  it('a good URL opens: two servers on one database register, subscribe, send and receive over MCP', async () => {
     const url = await freshDatabase();
-    const server = await startServer(url);
-    const answer = await server.call('discover', {});
-    // Past the open, the tools run core's SQL, most of which is not ported to PostgreSQL yet
-    // (docs/drivers.md, "PostgreSQL"): whatever they answer, it is no longer an open failure.
-    const code = (answer.error as { code?: string } | undefined)?.code;
-    expect(['storage_unavailable', 'permission_denied', 'database_in_use']).not.toContain(code);
+    const [one, two] = [await startServer(url), await startServer(url)];
+    expect(await one.call('register', { name: 'Alice' })).toMatchObject({ display_name: 'Alice' });
+    expect(await two.call('register', { name: 'Bob' })).toMatchObject({ display_name: 'Bob' });
+    expect(await two.call('subscribe', { as: 'Bob', channel: 'general' })).toMatchObject({ channel: 'general' });
+    const sent = await one.call('send', { as: 'Alice', channel: 'general', content: 'across servers' });
+    const received = await two.call('receive', { as: 'Bob', wait_seconds: 0 });
+    expect((received.messages as { seq: number; content: string }[]).map((m) => [m.seq, m.content])).toEqual([[sent.seq, 'across servers']]);
+    expect(one.pid).not.toBe(two.pid);
     expect(inject('pgUrl')).toContain('127.0.0.1');
+  });
+
+  it('a server that is down at start-up is used once it is up, and a restart under a running agentbus costs at most one retryable error', async () => {
+    const cluster = await startCluster();
+    try {
+      cluster.stopServer();
+      const server = await startServer(cluster.url);
+      await refusedTwice(server, 'storage_unavailable', true);
+      cluster.startServer();
+      await new Promise((resolve) => setTimeout(resolve, OPEN_RETRY_GAP_MS + 100));
+      expect(await server.call('register', { name: 'Carol' })).toMatchObject({ display_name: 'Carol' });
+      cluster.restart();
+      const answers = [await server.call('discover', { as: 'Carol' }), await server.call('discover', { as: 'Carol' })];
+      const errors = answers.map((a) => a.error as { code: string; retryable: boolean } | undefined).filter((e) => e !== undefined);
+      expect(errors.length).toBeLessThanOrEqual(1);
+      for (const e of errors) expect(e.retryable).toBe(true);
+      expect(answers.at(-1)?.sessions).toBeDefined();
+    } finally {
+      cluster.stop();
+    }
   });
 });
