@@ -16,4 +16,4 @@ export interface Cluster {
   psql(sql: string): string;
 }
 export function findPgBin(): string;
-export function startCluster(options?: { password?: string }): Promise<Cluster>;
+export function startCluster(options?: { password?: string; fsync?: boolean }): Promise<Cluster>;

@@ -47,13 +47,14 @@ function freePort() {
 /**
  * Starts a cluster with trust authentication for the role `agentbus`, or,
  * given `password`, password (SCRAM) authentication over TCP, so that a
- * wrong password is refused as on a real server (the socket stays trust).
+ * wrong password is refused as on a real server (the socket stays trust);
+ * `fsync: false` for a cluster whose durability nothing measures (tests).
  * Resolves to { url, port, dir, socketDir, stop, restart, psql }; stop() is
  * idempotent and synchronous, so it can run in an exit handler; restart()
  * stops and starts the server (a server restart under running clients);
  * psql(sql) runs SQL as `agentbus` over the socket and returns its output.
  */
-export async function startCluster({ password } = {}) {
+export async function startCluster({ password, fsync = true } = {}) {
   const bin = findPgBin();
   const dir = mkdtempSync(join(tmpdir(), 'agentbus-pg-'));
   const asRoot = process.getuid?.() === 0;
@@ -73,7 +74,8 @@ export async function startCluster({ password } = {}) {
   }
   run('initdb', ['-D', data, ...auth, '-U', 'agentbus', '--no-sync']);
   const port = await freePort();
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=on`;
+  // fsync off (the tests' clusters) spares the shutdown checkpoint flushing every database a test made.
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=${fsync ? 'on' : 'off'}`;
   const start = () => run('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'server.log'), '-w', 'start']);
   start();
   let stopped = false;

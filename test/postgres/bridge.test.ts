@@ -44,7 +44,7 @@ describe('deadlines', () => {
 describe('outages of the server', () => {
   let cluster: Cluster;
   beforeAll(async () => {
-    cluster = await startCluster();
+    cluster = await startCluster({ fsync: false });
   });
   afterAll(() => cluster?.stop());
 

@@ -23,7 +23,7 @@ export default async function setup(project: TestProject): Promise<() => void> {
     execFileSync(process.execPath, ['scripts/build.js'], { stdio: 'inherit' });
     process.env.AGENTBUS_TEST_BUILT = '1';
   }
-  const cluster = await startCluster({ password: TEST_PASSWORD });
+  const cluster = await startCluster({ password: TEST_PASSWORD, fsync: false });
   project.provide('pgUrl', cluster.url);
   return () => cluster.stop();
 }

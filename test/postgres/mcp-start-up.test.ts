@@ -94,7 +94,7 @@ describe('agentbus mcp on a database_url that cannot be used', () => {
   });
 
   it('a server that is down at start-up is used once it is up, and a restart under a running agentbus costs at most one retryable error', async () => {
-    const cluster = await startCluster();
+    const cluster = await startCluster({ fsync: false });
     try {
       cluster.stopServer();
       const server = await startServer(cluster.url);
