@@ -1,4 +1,4 @@
-import { defineConfig } from 'vitest/config';
+import { defineConfig, type TestProjectConfiguration } from 'vitest/config';
 
 /**
  * One shared suite, run once per driver: each project sets
@@ -7,7 +7,26 @@ import { defineConfig } from 'vitest/config';
  * vitest run, so totals are reported per driver and per Node version).
  */
 const ALL_DRIVERS = ['native', 'wasm'];
-const drivers = (process.env.AGENTBUS_TEST_DRIVERS ?? ALL_DRIVERS.join(',')).split(',').filter(Boolean);
+const asked = (process.env.AGENTBUS_TEST_DRIVERS ?? ALL_DRIVERS.join(',')).split(',').filter(Boolean);
+const drivers = asked.filter((name) => ALL_DRIVERS.includes(name));
+
+/**
+ * The postgres driver's project, only when AGENTBUS_TEST_DRIVERS names it
+ * (scripts/test.js does): its own set-up starts a throwaway PostgreSQL
+ * cluster (test/postgres/global-setup.ts), and it runs the files that pass
+ * on postgres so far: test/postgres/ (docs/drivers.md, "PostgreSQL").
+ */
+const postgres: TestProjectConfiguration = {
+  test: {
+    name: 'postgres',
+    globalSetup: ['test/postgres/global-setup.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    include: ['test/postgres/**/*.test.ts'],
+    env: { AGENTBUS_TEST_DRIVER: 'postgres' },
+  },
+};
 
 export default defineConfig({
   test: {
@@ -15,7 +34,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    projects: drivers.map((name) => ({
+    projects: drivers.map((name): TestProjectConfiguration => ({
       extends: true,
       test: {
         name,
@@ -23,9 +42,9 @@ export default defineConfig({
         // Tests of one driver's internals run in that driver's project only, also
         // when AGENTBUS_TEST_DRIVERS narrows the run to one project (scripts/test.js);
         // the real-harness suite has its own config (vitest.harnesses.config.ts).
-        exclude: [...ALL_DRIVERS.filter((other) => other !== name).map((other) => `test/${other}/**`), 'test/harnesses/**'],
+        exclude: [...ALL_DRIVERS.filter((other) => other !== name).map((other) => `test/${other}/**`), 'test/harnesses/**', 'test/postgres/**'],
         env: { AGENTBUS_TEST_DRIVER: name },
       },
-    })),
+    })).concat(asked.includes('postgres') ? [postgres] : []),
   },
 });

@@ -93,7 +93,15 @@ const lazyBuiltins = {
  * when something went wrong. A dynamic import of one of these becomes an import of the sibling
  * file; a static import of the same module (the MCP server logs from the start) stays inlined.
  */
-const ON_DEMAND = { 'src/log.ts': 'file-logger' };
+// The postgres driver (only a database_url loads it) and the worker thread that holds `pg`: a SQLite
+// user's process loads neither, and the command bundles stay as small as before.
+const ON_DEMAND = {
+  'src/log.ts': 'file-logger',
+  'src/db/open-postgres.ts': 'postgres-open',
+  'drivers/postgres/postgres-driver.ts': 'postgres-driver',
+};
+/** Files a worker thread starts from, never imported: entries of their own. */
+const WORKERS = { 'postgres-worker': 'drivers/postgres/bridge-worker.ts' };
 const onDemand = {
   name: 'agentbus-on-demand',
   setup(build) {
@@ -113,7 +121,10 @@ const result = await esbuild.build({
     ...Object.fromEntries(commands.map((c) => [c, `src/cli/entries/${c}.ts`])),
     'sqlite-wasm': 'agentbus:sqlite-wasm',
     ...Object.fromEntries(Object.entries(ON_DEMAND).map(([source, name]) => [name, source])),
+    ...WORKERS,
   },
+  // pg requires its optional native binding only when asked to (agentbus never asks).
+  external: ['pg-native'],
   outdir: out,
   bundle: true,
   splitting: false,

@@ -5,7 +5,7 @@
 // not on PATH; initdb refuses to run as root, so as root the cluster runs as
 // the `postgres` user the package creates, in a directory that user owns.
 import { execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,25 +45,39 @@ function freePort() {
 }
 
 /**
- * Starts a cluster with trust authentication for the role `agentbus`.
- * Resolves to { url, port, dir, stop }; stop() is idempotent and synchronous,
- * so it can run in an exit handler.
+ * Starts a cluster with trust authentication for the role `agentbus`, or,
+ * given `password`, password (SCRAM) authentication over TCP, so that a
+ * wrong password is refused as on a real server (the socket stays trust);
+ * `fsync: false` for a cluster whose durability nothing measures (tests).
+ * Resolves to { url, port, dir, socketDir, stop, restart, psql }; stop() is
+ * idempotent and synchronous, so it can run in an exit handler; restart()
+ * stops and starts the server (a server restart under running clients);
+ * psql(sql) runs SQL as `agentbus` over the socket and returns its output.
  */
-export async function startCluster() {
+export async function startCluster({ password, fsync = true } = {}) {
   const bin = findPgBin();
   const dir = mkdtempSync(join(tmpdir(), 'agentbus-pg-'));
   const asRoot = process.getuid?.() === 0;
   const run = (program, args) => {
     const file = join(bin, program);
     const argv = asRoot ? ['-u', 'postgres', '--', file, ...args] : args;
-    execFileSync(asRoot ? 'runuser' : file, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+    return execFileSync(asRoot ? 'runuser' : file, argv, { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
   };
   if (asRoot) chownSync(dir, Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), 0);
   const data = join(dir, 'data');
-  run('initdb', ['-D', data, '-A', 'trust', '-U', 'agentbus', '--no-sync']);
+  let auth = ['-A', 'trust'];
+  if (password !== undefined) {
+    const pwfile = join(dir, 'pwfile');
+    writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
+    if (asRoot) chownSync(pwfile, Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), 0);
+    auth = ['--auth-host=scram-sha-256', '--auth-local=trust', `--pwfile=${pwfile}`];
+  }
+  run('initdb', ['-D', data, ...auth, '-U', 'agentbus', '--no-sync']);
   const port = await freePort();
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=on`;
-  run('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'server.log'), '-w', 'start']);
+  // fsync off (the tests' clusters) spares the shutdown checkpoint flushing every database a test made.
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=${fsync ? 'on' : 'off'}`;
+  const start = () => run('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'server.log'), '-w', 'start']);
+  start();
   let stopped = false;
   const stop = () => {
     if (stopped) return;
@@ -74,5 +88,11 @@ export async function startCluster() {
       rmSync(dir, { recursive: true, force: true });
     }
   };
-  return { url: `postgres://agentbus@127.0.0.1:${port}/postgres`, port, dir, stop };
+  const restart = () => {
+    run('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
+    start();
+  };
+  const psql = (sql) => run('psql', ['-h', dir, '-p', String(port), '-U', 'agentbus', '-d', 'postgres', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-c', sql]);
+  const user = password === undefined ? 'agentbus' : `agentbus:${encodeURIComponent(password)}`;
+  return { url: `postgres://${user}@127.0.0.1:${port}/postgres`, port, dir, socketDir: dir, stop, restart, psql, stopServer: () => run('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']), startServer: start };
 }

@@ -88,12 +88,18 @@ export const ConfigFileSchema = v.strictObject({
     v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name such as OPENAI_API_KEY')),
   ),
   log_level: v.optional(v.picklist(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`), 'info'),
+  // A PostgreSQL server instead of the SQLite file (docs/drivers.md, "PostgreSQL"); checked below, never echoed.
+  database_url: v.optional(nonEmpty('a postgres:// URL')),
+  database_password_file: v.optional(nonEmpty('a file path')),
+  database_password_env: v.optional(
+    v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name such as AGENTBUS_DATABASE_PASSWORD')),
+  ),
 });
 
 type FileConfig = v.InferOutput<typeof ConfigFileSchema>;
 
 /** The validated configuration with paths resolved and environment overrides applied. */
-export interface Config extends Omit<FileConfig, 'driver' | 'data_directory' | 'embedding_api_key_file'> {
+export interface Config extends Omit<FileConfig, 'driver' | 'data_directory' | 'embedding_api_key_file' | 'database_url' | 'database_password_file'> {
   /** Absolute data directory. */
   readonly data_directory: string;
   /** The driver choice after AGENTBUS_DRIVER. */
@@ -102,6 +108,12 @@ export interface Config extends Omit<FileConfig, 'driver' | 'data_directory' | '
   readonly driverSource: DriverChoiceSource;
   /** Absolute path of the key file, when configured. */
   readonly embedding_api_key_file: string | undefined;
+  /** The PostgreSQL URL after AGENTBUS_DATABASE_URL, as given (checked at open); undefined: the SQLite file in data_directory. */
+  readonly database_url: string | undefined;
+  /** Where database_url came from, for messages that must name it. */
+  readonly databaseUrlKey: 'database_url' | 'AGENTBUS_DATABASE_URL';
+  /** Absolute path of the database password file, when configured. */
+  readonly database_password_file: string | undefined;
   /** The config file that was read, or would have been read. */
   readonly configPath: string;
   /** False when no file existed at the default path (defaults only). */
@@ -150,6 +162,30 @@ function picklistMessage(issue: v.BaseIssue<unknown>): string | undefined {
   const options = [...(issue.expected ?? '').matchAll(/"([^"]*)"/g)].map((m) => m[1] ?? '');
   const suggestion = closestName(issue.input, options);
   return suggestion === undefined ? undefined : `${issue.message}; did you mean "${suggestion}"?`;
+}
+
+/**
+ * database_url after AGENTBUS_DATABASE_URL, where it came from, and the
+ * password file's absolute path. The URL's shape is checked when the bus
+ * opens (postgres-url.ts, connectionUrl), not here: a bad URL is then a tool
+ * error naming the key, as every other start-up failure of `agentbus mcp`,
+ * instead of a server that exits before the model can hear why.
+ */
+function databaseSettings(
+  file: FileConfig,
+  env: NodeJS.ProcessEnv,
+  configDir: string,
+  homeDir: string,
+): Pick<Config, 'database_url' | 'databaseUrlKey' | 'database_password_file'> {
+  const fromEnv = env.AGENTBUS_DATABASE_URL;
+  const fromEnvSet = fromEnv !== undefined && fromEnv !== '';
+  const database_password_file =
+    file.database_password_file === undefined ? undefined : resolvePath(file.database_password_file, configDir, homeDir);
+  return {
+    database_url: fromEnvSet ? fromEnv : file.database_url,
+    databaseUrlKey: fromEnvSet ? 'AGENTBUS_DATABASE_URL' : 'database_url',
+    database_password_file,
+  };
 }
 
 /** Reads, validates and resolves the configuration. Throws ConfigError. */
@@ -238,6 +274,7 @@ export function loadConfig(options: LoadConfigOptions): Config {
       driverSource = { kind: 'env' };
     }
   }
+  const database = databaseSettings(file, env, configDir, homeDir);
   if (problems.length > 0) throw new ConfigError('config_invalid', source, problems);
 
   const envDataDir = env.AGENTBUS_DATA_DIR;
@@ -246,5 +283,5 @@ export function loadConfig(options: LoadConfigOptions): Config {
       ? resolvePath(envDataDir, cwd, homeDir)
       : resolvePath(file.data_directory, configDir, homeDir);
 
-  return { ...file, data_directory, driver, driverSource, embedding_api_key_file: keyFile, configPath, configFileFound };
+  return { ...file, data_directory, driver, driverSource, embedding_api_key_file: keyFile, ...database, configPath, configFileFound };
 }

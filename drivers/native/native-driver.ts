@@ -8,7 +8,7 @@ import type {
   BindParams,
   Connection,
   Driver,
-  DriverCapabilities,
+  SqliteCapabilities,
   DriverLoadResult,
   OpenOptions,
   Row,
@@ -16,6 +16,7 @@ import type {
   SqlValue,
   Statement,
 } from '../../src/db/driver.js';
+import { SQLITE_CAPABILITIES } from '../../src/db/driver.js';
 import { DbError, dbErrorCodeFromSqlite } from '../../src/db/db-error.js';
 import { runResult } from '../../src/db/run-result.js';
 import { isBlankSql, noStatement, scanParameters, secondStatement } from '../../src/db/sql-scan.js';
@@ -186,7 +187,7 @@ class NativeStatement implements Statement {
 
 class NativeConnection implements Connection {
   readonly path: string;
-  readonly capabilities: DriverCapabilities;
+  readonly capabilities: SqliteCapabilities;
   #db: DatabaseSync | undefined;
   readonly #statements = new Set<NativeStatement>();
   #changes: StatementSync | undefined;
@@ -194,7 +195,7 @@ class NativeConnection implements Connection {
   /** Present when this Node's node:sqlite has backup(): the contract's optional stepped copy. */
   readonly copyTo?: (path: string, onStep: (copiedPages: number, totalPages: number) => void) => Promise<void>;
 
-  constructor(db: DatabaseSync, path: string, capabilities: DriverCapabilities, sqlite?: SqliteModule) {
+  constructor(db: DatabaseSync, path: string, capabilities: SqliteCapabilities, sqlite?: SqliteModule) {
     this.#db = db;
     this.path = path;
     this.capabilities = capabilities;
@@ -357,11 +358,13 @@ export async function loadNativeDriver(): Promise<DriverLoadResult> {
   } catch (error) {
     return { ok: false, reason: `node:sqlite failed to start: ${(error as Error).message}` };
   }
-  const capabilities: DriverCapabilities = {
+  const capabilities: SqliteCapabilities = {
     name: 'native',
     sqliteVersion,
     lockProtocol: 'posix',
     wal: true,
+
+    ...SQLITE_CAPABILITIES,
   };
   const driver: Driver = {
     capabilities,

@@ -10,7 +10,7 @@ import { resolve } from 'node:path';
 import type {
   BindParams,
   Connection,
-  DriverCapabilities,
+  SqliteCapabilities,
   OpenOptions,
   Row,
   RunResult,
@@ -104,7 +104,7 @@ function sqliteError(vfs: NodeFsVfs, e: SqliteExports, wasm: SqliteWasm, pDb: nu
 
 export class WasmConnection implements Connection {
   readonly path: string;
-  readonly capabilities: DriverCapabilities;
+  readonly capabilities: SqliteCapabilities;
   readonly #e: SqliteExports;
   readonly #wasm: SqliteWasm;
   readonly #vfs: NodeFsVfs;
@@ -119,7 +119,7 @@ export class WasmConnection implements Connection {
   readonly #busy: BusyWaiter;
   #busyHandlerPtr = 0;
 
-  private constructor(sqlite3: Sqlite3, vfs: NodeFsVfs, pDb: number, path: string, busyTimeoutMs: number, capabilities: DriverCapabilities) {
+  private constructor(sqlite3: Sqlite3, vfs: NodeFsVfs, pDb: number, path: string, busyTimeoutMs: number, capabilities: SqliteCapabilities) {
     this.#wasm = sqlite3.wasm;
     this.#e = sqlite3.wasm.exports;
     this.#vfs = vfs;
@@ -133,7 +133,7 @@ export class WasmConnection implements Connection {
   }
 
   /** Opens (creating if missing) the database at `path`. */
-  static open(sqlite3: Sqlite3, vfs: NodeFsVfs, path: string, options: OpenOptions, capabilities: DriverCapabilities): WasmConnection {
+  static open(sqlite3: Sqlite3, vfs: NodeFsVfs, path: string, options: OpenOptions, capabilities: SqliteCapabilities): WasmConnection {
     const wasm = sqlite3.wasm;
     const e = wasm.exports;
     const abs = resolve(path);

@@ -4,7 +4,8 @@
  * cross-process WAL index. It runs wherever Node >= 20 runs. It must never
  * share a database file with the native driver: see docs/drivers.md.
  */
-import type { DriverCapabilities, DriverLoadResult, Driver, Connection, OpenOptions } from '../../src/db/driver.js';
+import type { SqliteCapabilities, DriverLoadResult, Driver, Connection, OpenOptions } from '../../src/db/driver.js';
+import { SQLITE_CAPABILITIES } from '../../src/db/driver.js';
 import { DbError } from '../../src/db/db-error.js';
 import { loadSqlite3, type Sqlite3 } from './sqlite-runtime.js';
 import type { NodeFsVfs } from './node-fs-vfs.js';
@@ -23,12 +24,14 @@ export async function loadWasmDriver(): Promise<DriverLoadResult> {
   } catch (error) {
     return { ok: false, reason: `the wasm driver failed to start: ${(error as Error)?.message ?? String(error)}` };
   }
-  const capabilities: DriverCapabilities = {
+  const capabilities: SqliteCapabilities = {
     name: 'wasm',
     sqliteVersion: sqlite3.version.libVersion,
     lockProtocol: 'portable',
     // The file layer offers SQLite shared memory (io methods version 2, shm-index.ts).
     wal: true,
+
+    ...SQLITE_CAPABILITIES,
   };
   const driver: Driver = {
     capabilities,

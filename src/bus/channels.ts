@@ -40,7 +40,7 @@ export function requireChannel(ctx: BusContext, name: string, field = 'channel')
 
 /** The highest seq ever handed out (0 before the first message); never decreases, even after deletes. */
 export function lastSeq(ctx: BusContext): number {
-  return ctx.db.get<{ seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = 'messages'")?.seq ?? 0;
+  return ctx.db.get<{ seq: number }>(ctx.db.capabilities.dialect.lastSeq)?.seq ?? 0;
 }
 
 // create_channel names the channel it makes `name` (a new channel, as the

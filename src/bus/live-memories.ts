@@ -34,6 +34,6 @@ export function liveMemorySeqs(ctx: BusContext, f: FilterClause): readonly numbe
 }
 
 function memoryGeneration(db: Database): number | undefined {
-  if (db.get("SELECT 1 AS one FROM sqlite_schema WHERE type = 'table' AND name = 'memory_generation'") === undefined) return undefined;
+  if (db.get(db.capabilities.dialect.tableExists, ['memory_generation']) === undefined) return undefined;
   return db.get<{ g: number }>('SELECT generation AS g FROM memory_generation WHERE id = 1')?.g;
 }

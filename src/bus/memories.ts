@@ -161,9 +161,10 @@ function writeEdit(
   const columns = envelopeColumns(envelope);
   const revision = nextRevision(ctx, live.memory_id);
   db.run('UPDATE messages SET tombstone = 1, tombstone_at = ? WHERE seq = ?', [now, live.seq]);
-  const { lastInsertRowid: seq } = db.run(
+  // RETURNING, not lastInsertRowid: both engines have it, and PostgreSQL has no rowid.
+  const inserted = db.get<{ seq: number }>(
     `INSERT INTO messages (channel, sender, context, created_at, type, content, reply_to, metadata, refs, memory_id, revision, bytes)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
     [
       live.channel,
       sender,
@@ -179,6 +180,7 @@ function writeEdit(
       bytes,
     ],
   );
+  const seq = (inserted as { seq: number }).seq;
   const result: EditMemoryResult = {
     memory_id: live.memory_id,
     seq,

@@ -251,7 +251,7 @@ function attemptReceive(ctx: BusContext, request: Request, ack: string | undefin
   // Step 2: acknowledge across all of this sender's subscriptions.
   if (ack !== undefined) {
     const { changes } = db.run(
-      `UPDATE subscriptions SET cursor_seq = max(cursor_seq, pending_end_seq), pending_token = NULL, pending_end_seq = NULL
+      `UPDATE subscriptions SET cursor_seq = ${db.capabilities.dialect.greatest}(cursor_seq, pending_end_seq), pending_token = NULL, pending_end_seq = NULL
         WHERE sender = ? AND pending_token = ?`,
       [sender, ack],
     );
@@ -403,7 +403,7 @@ function setPending(ctx: BusContext, sender: string, channel: string, token: str
 
 function advance(ctx: BusContext, sender: string, channel: string, to: number): void {
   ctx.db.run(
-    'UPDATE subscriptions SET cursor_seq = max(cursor_seq, ?), pending_token = NULL, pending_end_seq = NULL WHERE sender = ? AND channel = ?',
+    `UPDATE subscriptions SET cursor_seq = ${ctx.db.capabilities.dialect.greatest}(cursor_seq, ?), pending_token = NULL, pending_end_seq = NULL WHERE sender = ? AND channel = ?`,
     [to, sender, channel],
   );
 }

@@ -81,7 +81,7 @@ export interface TakenFrom {
 
 /** The reservations granted by a takeover, keyed `repository\0holder\0pattern`; empty on a database before sql/0010. Call inside a transaction. */
 export function takenReservations(db: Database, repository?: string): Map<string, TakenFrom> {
-  if (db.get("SELECT 1 AS present FROM pragma_table_info('reservations') WHERE name = 'taken_from'") === undefined) return new Map();
+  if (db.get(db.capabilities.dialect.columnExists, ['reservations', 'taken_from']) === undefined) return new Map();
   const rows = db.all<{ repository: string; holder: string; pattern: string; taken_from: string; taken_at: number }>(
     `SELECT repository, holder, pattern, taken_from, taken_at FROM reservations WHERE taken_from IS NOT NULL${repository === undefined ? '' : ' AND repository = ?'}`,
     repository === undefined ? [] : [repository],

@@ -350,7 +350,7 @@ function writeReservation(
      ON CONFLICT (repository, holder, pattern) DO UPDATE SET
        owner = excluded.owner, exclusive = excluded.exclusive, reason = excluded.reason, reserved_at = excluded.reserved_at,
        expires_at = excluded.expires_at, clock_domain = excluded.clock_domain, expires_mono = excluded.expires_mono, file = excluded.file,
-       taken_from = coalesce(excluded.taken_from, taken_from), taken_at = coalesce(excluded.taken_at, taken_at)`,
+       taken_from = coalesce(excluded.taken_from, reservations.taken_from), taken_at = coalesce(excluded.taken_at, reservations.taken_at)`,
     [
       row.repository, row.pattern, row.holder, ctx.owner, row.exclusive, row.reason, row.reserved_at, row.expires_at,
       expiry.clock_domain, expiry.expires_mono, extra.file ? 1 : null, from, from === null ? null : extra.now,

@@ -13,6 +13,8 @@ export const MAX_QUERY_TERMS = 64;
 
 // The unicode61 tokenizer splits on everything that is not a letter, number or private-use character.
 const TOKEN_CHAR = /[\p{L}\p{N}\p{Co}]/u;
+/** The words of a phrase as that tokenizer reads them: runs of those characters. */
+export const SEARCH_WORDS = /[\p{L}\p{N}\p{Co}]+/gu;
 
 /** A phrase FTS5 will look for: its text, and whether its last word is a prefix. */
 export interface SearchTerm {

@@ -17,12 +17,12 @@
  * FTS5 expands the prefix over the whole index in every statement, so its
  * window is read in one, newest first with a LIMIT (newestMatches).
  */
-import type { SqlValue } from '../db/driver.js';
+import type { DriverCapabilities, SqlValue } from '../db/driver.js';
 import type { Ranked } from '../embeddings/ranking.js';
 import { byScoreThenNewer } from '../embeddings/ranking.js';
 import type { BusContext } from './bus-context.js';
 import { bm25Scores, inverseDocumentFrequency, termPatterns, type ScoredInput } from './search-relevance.js';
-import { termExpression, type SearchTerm } from './search-query.js';
+import { SEARCH_WORDS, termExpression, type SearchTerm } from './search-query.js';
 
 /** Matches ranked together: relevance decides within a window, recency between windows. */
 export const TEXT_WINDOW = 500;
@@ -47,6 +47,40 @@ export interface TextWindow {
   readonly next: number | undefined;
 }
 
+/**
+ * How each full-text engine (capabilities.fullText) finds the messages
+ * holding every term in a seq range, and counts them; `match` is the one
+ * parameter both take. Ranking is the same for both (search-relevance.ts).
+ * FTS5: the phrases quoted (search-query.ts), in the external-content table.
+ * tsvector: the generated column of sql/postgres/ under the 'simple'
+ * configuration; each phrase's words joined by `<->` (next to each other),
+ * a prefix as `:*`, the phrases by `&`. Words are runs of letters and digits
+ * (as search-query.ts reads them), so they never need quoting in a tsquery.
+ */
+const TEXT_MATCH: Readonly<Record<DriverCapabilities['fullText'], { readonly from: string; readonly where: string; readonly count: string; readonly newestFirst: string; match(terms: readonly SearchTerm[]): string }>> = {
+  fts5: {
+    from: 'messages_fts CROSS JOIN messages m ON m.seq = messages_fts.rowid',
+    where: 'messages_fts MATCH ? AND messages_fts.rowid >= ? AND messages_fts.rowid < ?',
+    count: 'SELECT count(*) AS n FROM messages_fts WHERE messages_fts MATCH ? AND rowid >= ? AND rowid < ?',
+    // FTS5 walks its doclists in rowid order: ordering by the table's rowid lets it stop at LIMIT.
+    newestFirst: 'messages_fts.rowid DESC',
+    match: (terms) => terms.map(termExpression).join(' '),
+  },
+  tsvector: {
+    from: 'messages m',
+    where: "m.content_tsv @@ to_tsquery('simple', ?) AND m.seq >= ? AND m.seq < ?",
+    count: "SELECT count(*)::int AS n FROM messages m WHERE m.content_tsv @@ to_tsquery('simple', ?) AND m.seq >= ? AND m.seq < ?",
+    newestFirst: 'm.seq DESC',
+    match: (terms) =>
+      terms
+        .map((term) => {
+          const words = (term.text.match(SEARCH_WORDS) ?? []).map((w) => `'${w}'`);
+          return `(${words.join(' <-> ')}${term.prefix ? ':*' : ''})`;
+        })
+        .join(' & '),
+  },
+};
+
 /** The seq above every message: the bound of the newest window. */
 export function newestBound(ctx: BusContext): number {
   return (ctx.db.get<{ s: number | null }>('SELECT max(seq) AS s FROM messages')?.s ?? 0) + 1;
@@ -54,7 +88,8 @@ export function newestBound(ctx: BusContext): number {
 
 /** The window of matches of `terms` (all must appear) below seq `bound`, ranked. */
 export function textWindow(ctx: BusContext, terms: readonly SearchTerm[], f: FilterClause, bound: number, size = TEXT_WINDOW): TextWindow {
-  const match = terms.map(termExpression).join(' ');
+  const text = TEXT_MATCH[ctx.db.capabilities.fullText];
+  const match = text.match(terms);
   const found = terms.some((t) => t.prefix) ? newestMatches(ctx, match, f, bound, size) : matchesInRanges(ctx, match, f, bound, size);
   const window = found.slice(0, size);
   const patterns = termPatterns(terms);
@@ -64,9 +99,11 @@ export function textWindow(ctx: BusContext, terms: readonly SearchTerm[], f: Fil
   return { ranked, next: found.length >= size && oldest !== undefined && oldest.seq > 1 ? oldest.seq : undefined };
 }
 
-const MATCHES = `SELECT m.seq AS seq, m.content AS content
-   FROM messages_fts CROSS JOIN messages m ON m.seq = messages_fts.rowid
-  WHERE messages_fts MATCH ? AND messages_fts.rowid >= ? AND messages_fts.rowid < ? AND m.tombstone = 0`;
+/** The matching messages of a seq range [?, ?) for `match`, in the engine's own terms. */
+function matches(ctx: BusContext): string {
+  const text = TEXT_MATCH[ctx.db.capabilities.fullText];
+  return `SELECT m.seq AS seq, m.content AS content FROM ${text.from} WHERE ${text.where} AND m.tombstone = 0`;
+}
 
 /**
  * The newest `size` matches below `bound` in one statement, newest first.
@@ -75,18 +112,20 @@ const MATCHES = `SELECT m.seq AS seq, m.content AS content
  * at a million messages), so one statement beats walking ranges.
  */
 function newestMatches(ctx: BusContext, match: string, f: FilterClause, bound: number, size: number): ScoredInput[] {
-  return ctx.db.all<ScoredInput>(`${MATCHES}${f.where} ORDER BY messages_fts.rowid DESC LIMIT ?`, [match, 0, bound, ...f.params, size]);
+  const order = TEXT_MATCH[ctx.db.capabilities.fullText].newestFirst;
+  return ctx.db.all<ScoredInput>(`${matches(ctx)}${f.where} ORDER BY ${order} LIMIT ?`, [match, 0, bound, ...f.params, size]);
 }
 
 /** The newest `size` matches below `bound` (or all when fewer), newest first, read in seq ranges walking down (module comment). */
 function matchesInRanges(ctx: BusContext, match: string, f: FilterClause, bound: number, size: number): ScoredInput[] {
+  const sql = matches(ctx);
   const found: ScoredInput[] = [];
   let hi = bound;
   let span = size;
   let scanned = 0;
   while (found.length < size && hi > 0) {
     const lo = Math.max(0, hi - span);
-    const rows = ctx.db.all<ScoredInput>(`${MATCHES}${f.where}`, [match, lo, hi, ...f.params]);
+    const rows = ctx.db.all<ScoredInput>(`${sql}${f.where}`, [match, lo, hi, ...f.params]);
     for (let i = rows.length - 1; i >= 0; i--) found.push(rows[i] as ScoredInput);
     scanned += hi - lo;
     hi = lo;
@@ -104,13 +143,9 @@ function matchesInRanges(ctx: BusContext, match: string, f: FilterClause, bound:
 function termWeights(ctx: BusContext, terms: readonly SearchTerm[], bound: number): number[] {
   if (terms.length < 2) return terms.map(() => 1);
   const lo = Math.max(0, bound - IDF_SAMPLE_SEQS);
+  const text = TEXT_MATCH[ctx.db.capabilities.fullText];
   return terms.map((term) => {
-    const n =
-      ctx.db.get<{ n: number }>('SELECT count(*) AS n FROM messages_fts WHERE messages_fts MATCH ? AND rowid >= ? AND rowid < ?', [
-        termExpression(term),
-        lo,
-        bound,
-      ])?.n ?? 0;
+    const n = ctx.db.get<{ n: number }>(text.count, [text.match([term]), lo, bound])?.n ?? 0;
     return inverseDocumentFrequency(n, bound - lo);
   });
 }

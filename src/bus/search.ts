@@ -198,7 +198,7 @@ export async function runSearch(ctx: BusContext, input: SearchQuery, check: () =
   return ctx.db.read(() => {
     check();
     const wanted = input.count + 1;
-    const clause = filterSql(filters, filters.thread === undefined ? undefined : threadMembers(ctx, filters.thread));
+    const clause = filterSql(ctx, filters, filters.thread === undefined ? undefined : threadMembers(ctx, filters.thread));
     const terms = match === undefined ? [] : searchTerms(input.query);
     let page: Positioned[];
     if (mode === 'text') {
@@ -296,7 +296,7 @@ function threadMembers(ctx: BusContext, root: number): number[] {
 }
 
 /** SQL conditions (each starting with AND) over `messages m` for the filters, and their parameters. */
-function filterSql(filters: Filters, threadSeqs: readonly number[] | undefined): FilterClause {
+function filterSql(ctx: BusContext, filters: Filters, threadSeqs: readonly number[] | undefined): FilterClause {
   const conditions: string[] = [];
   const params: SqlValue[] = [];
   if (filters.channel !== undefined) {
@@ -316,7 +316,7 @@ function filterSql(filters: Filters, threadSeqs: readonly number[] | undefined):
     params.push(filters.untilMs);
   }
   if (threadSeqs !== undefined) {
-    conditions.push('m.seq IN (SELECT value FROM json_each(?))');
+    conditions.push(`m.seq IN (${ctx.db.capabilities.dialect.jsonIntegers})`);
     params.push(JSON.stringify(threadSeqs));
   }
   return { where: conditions.map((c) => ` AND ${c}`).join(''), params };
@@ -358,7 +358,7 @@ function semanticRanking(ctx: BusContext, query: Float32Array, model: string, f:
 }
 
 function storedVectors(ctx: BusContext, model: string, seqs: readonly number[]): StoredVector[] {
-  return ctx.db.all<StoredVector>('SELECT seq, vector FROM embeddings WHERE model = ? AND seq IN (SELECT value FROM json_each(?))', [
+  return ctx.db.all<StoredVector>(`SELECT seq, vector FROM embeddings WHERE model = ? AND seq IN (${ctx.db.capabilities.dialect.jsonIntegers})`, [
     model,
     JSON.stringify(seqs),
   ]);
@@ -367,7 +367,7 @@ function storedVectors(ctx: BusContext, model: string, seqs: readonly number[]):
 function loadHits(ctx: BusContext, page: readonly Ranked[]): SearchHit[] {
   if (page.length === 0) return [];
   const rows = ctx.db.all<MessageRow>(
-    `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.seq IN (SELECT value FROM json_each(?))`,
+    `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.seq IN (${ctx.db.capabilities.dialect.jsonIntegers})`,
     [JSON.stringify(page.map((r) => r.seq))],
   );
   const bySeq = new Map(rows.map((r) => [r.seq, r]));

@@ -102,11 +102,14 @@ function write(
   const bytes =
     context === measured.context ? measured.bytes : measureEnvelope(ctx.config, { channel: channel.name, sender, context, createdAt: now }, envelope);
   const columns = envelopeColumns(envelope);
-  const { lastInsertRowid: seq } = db.run(
-    `INSERT INTO messages (channel, sender, context, created_at, type, content, reply_to, metadata, refs, bytes)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    [channel.name, sender, context, now, columns.type, columns.content, columns.reply_to, columns.metadata, columns.refs, bytes],
-  );
+  // RETURNING, not lastInsertRowid: both engines have it, and PostgreSQL has no rowid.
+  const seq = (
+    db.get<{ seq: number }>(
+      `INSERT INTO messages (channel, sender, context, created_at, type, content, reply_to, metadata, refs, bytes)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+      [channel.name, sender, context, now, columns.type, columns.content, columns.reply_to, columns.metadata, columns.refs, bytes],
+    ) as { seq: number }
+  ).seq;
   let result: SendResult = { seq };
   if (channel.kind === 'memory') {
     db.run('UPDATE messages SET memory_id = seq, revision = 1 WHERE seq = ?', [seq]);

@@ -6,7 +6,7 @@
  */
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
-import type { LockProtocol } from '../db/driver.js';
+import type { LockProtocol, SqliteCapabilities } from '../db/driver.js';
 import { databasePath, openDatabase, openForInspection } from '../db/open-database.js';
 import { readFileState, type FileState } from '../db/file-header.js';
 import { compareSchema, type SchemaComparison } from '../db/schema-compatibility.js';
@@ -17,7 +17,7 @@ import type { CliIo } from './cli-io.js';
 
 export interface AdminDatabase {
   /** The open database, migrated to the current schema. */
-  readonly db: Database;
+  readonly db: Database<SqliteCapabilities>;
   /** The schema version after opening. */
   readonly schemaVersion: number;
 }
@@ -49,7 +49,7 @@ interface SchemaPeek {
   /** Its schema beside this agentbus's. */
   readonly schema: SchemaComparison;
   /** A connection opened without creating, upgrading or waiting (openForInspection). */
-  readonly db: Database;
+  readonly db: Database<SqliteCapabilities>;
   /** The file's lock protocol. */
   readonly protocol: LockProtocol;
 }

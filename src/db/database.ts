@@ -5,14 +5,19 @@
 import { DbError } from './db-error.js';
 import type { BindParams, Connection, DriverCapabilities, Row, RunResult, SqlResult, Statement } from './driver.js';
 
-export class Database {
-  readonly #conn: Connection;
+export class Database<C extends DriverCapabilities = DriverCapabilities> {
+  readonly #conn: Connection<C>;
   readonly #statements = new Map<string, Statement>();
+  /** The dialect's BEGIN texts, read once: the transaction path stays two field reads. */
+  readonly #beginWrite: string;
+  readonly #beginRead: string;
   #depth = 0;
   #savepoints = 0;
 
-  constructor(connection: Connection) {
+  constructor(connection: Connection<C>) {
     this.#conn = connection;
+    this.#beginWrite = connection.capabilities.dialect.beginWrite;
+    this.#beginRead = connection.capabilities.dialect.beginRead;
   }
 
   /** The absolute path of the database file. */
@@ -21,7 +26,7 @@ export class Database {
   }
 
   /** What the driver behind this database can do. */
-  get capabilities(): DriverCapabilities {
+  get capabilities(): C {
     return this.#conn.capabilities;
   }
 
@@ -86,18 +91,19 @@ export class Database {
   }
 
   /**
-   * Runs `fn` in a write transaction (BEGIN IMMEDIATE, so the write lock is
-   * taken up front and busy handling applies there, never mid-transaction).
+   * Runs `fn` in a write transaction (the dialect's beginWrite: BEGIN
+   * IMMEDIATE on SQLite, so the write lock is taken up front and busy handling
+   * applies there, never mid-transaction).
    * Commits on return, rolls back on throw. Nested calls use a savepoint.
    * `fn` must be synchronous: a returned promise rolls back and throws TypeError.
    */
   transaction<T>(fn: () => T): T {
-    return this.#wrap('BEGIN IMMEDIATE', fn);
+    return this.#wrap(this.#beginWrite, fn);
   }
 
   /** Runs `fn` in a read transaction: one consistent snapshot for every statement inside. */
   read<T>(fn: () => T): T {
-    return this.#wrap('BEGIN DEFERRED', fn);
+    return this.#wrap(this.#beginRead, fn);
   }
 
   #wrap<T>(begin: string, fn: () => T): T {

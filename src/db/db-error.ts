@@ -52,6 +52,8 @@ export type DbErrorCode =
   | 'lock_owner_unknown'
   /** The database lives on a file system where the lock protocols do not hold (network, VM share, cluster). */
   | 'unsupported_filesystem'
+  /** A database server cannot be reached, or did not answer within the call's deadline (the connection is reopened on the next call): retrying later can work. */
+  | 'unavailable'
   /** Any other SQLite error. */
   | 'error';
 
@@ -62,8 +64,21 @@ export interface DbErrorCause {
   readonly error?: unknown;
 }
 
+/**
+ * Marks a DbError made by any copy of this module: the postgres driver's
+ * bundle files (scripts/build.js, ON_DEMAND) carry their own copy of the
+ * class, and their errors must still be DbErrors to the command's bundle.
+ */
+const DB_ERROR = Symbol.for('agentbus.DbError');
+
 export class DbError extends Error {
+  /** True for an instance of any copy of DbError (DB_ERROR above). */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === 'object' && value !== null && (value as { [DB_ERROR]?: unknown })[DB_ERROR] === true;
+  }
+
   override readonly name = 'DbError';
+  readonly [DB_ERROR] = true;
   readonly code: DbErrorCode;
   /** SQLite's extended result code, when the error came from SQLite. */
   readonly sqliteCode: number | undefined;

@@ -5,8 +5,11 @@
  * every method here is synchronous too: a transaction can never span an
  * `await` and interleave with another request in the same process.
  * Transactions, pragmas, migrations and error mapping are written once, in
- * core (`database.ts`), on top of `exec` and `prepare`.
+ * core (`database.ts`), on top of `exec` and `prepare`. An asynchronous
+ * engine (PostgreSQL) implements the same interface behind a synchronous
+ * bridge (docs/architecture.md, "An asynchronous engine").
  */
+import { SQLITE_DIALECT, type Dialect } from './dialect.js';
 
 /**
  * A value SQLite can bind or return. Binding: null is NULL; a number that is
@@ -46,6 +49,12 @@ export type LockProtocol = 'posix' | 'portable';
 /** The driver names a user can select (`auto` chooses between them). */
 export type DriverName = 'native' | 'wasm';
 
+/** Every driver: the two SQLite file drivers `driver` selects, and `postgres`, which a `database_url` selects. */
+export type AnyDriverName = DriverName | 'postgres';
+
+/** How processes sharing the database exclude each other: a lock protocol on a file, or the database server itself. */
+export type SharingModel = LockProtocol | 'server';
+
 export interface RunResult {
   /** Rows changed by the statement (INSERT/UPDATE/DELETE), as a plain number. */
   readonly changes: number;
@@ -76,25 +85,54 @@ export interface Statement {
 
 export interface DriverCapabilities {
   /** Which implementation this is; for display only, never branch on it. */
-  readonly name: DriverName;
-  /** The SQLite library version inside the engine, e.g. `3.51.3`. */
+  readonly name: AnyDriverName;
+  /** The SQLite library version inside the engine, e.g. `3.51.3`; empty for an engine that is not SQLite. */
   readonly sqliteVersion: string;
+  /** The cross-process lock protocol this driver speaks; `server` when the database server serializes access (no file lock). */
+  readonly lockProtocol: SharingModel;
+  /** True when `PRAGMA journal_mode=WAL` is safe across processes (false where there is no journal file to choose); a file driver without it is refused at open. */
+  readonly wal: boolean;
+  /** The SQL spellings that differ between engines (dialect.ts). */
+  readonly dialect: Dialect;
+  /** Full-text search: SQLite's FTS5 table, or PostgreSQL's tsvector (not built yet on postgres). */
+  readonly fullText: 'fts5' | 'tsvector';
+  /** How the database's size is measured: SQLite pages, or PostgreSQL's relation sizes. */
+  readonly sizeOf: 'pages' | 'relations';
+  /** How a waiter learns of a commit by another process: the bell file, or LISTEN/NOTIFY. */
+  readonly wakeups: 'bell-file' | 'notify';
+  /** How a backup is made: `VACUUM INTO` a file, or outside agentbus (pg_dump, replication). */
+  readonly backup: 'vacuum-into' | 'external';
+}
+
+/** A SQLite driver's capabilities: a file, and the lock protocol recorded in its header. */
+export interface SqliteCapabilities extends DriverCapabilities {
+  /** Which SQLite driver this is; for display only, never branch on it. */
+  readonly name: DriverName;
   /** The cross-process lock protocol this driver speaks. */
   readonly lockProtocol: LockProtocol;
-  /** True when `PRAGMA journal_mode=WAL` is safe across processes; required: opening refuses a driver without it. */
-  readonly wal: boolean;
 }
 
 export interface OpenOptions {
   /** Milliseconds a statement waits on a lock before failing with code `busy`. */
   readonly busyTimeoutMs: number;
+  /** A server driver's bound on one call, round trip included (default busyTimeoutMs + 10 s); file drivers never wait on a network. */
+  readonly deadlineMs?: number;
 }
 
-export interface Connection {
-  /** The absolute path this connection was opened on. */
+/** What a process-wide capabilities object of a SQLite driver holds beside its name, version and protocol. */
+export const SQLITE_CAPABILITIES = {
+  dialect: SQLITE_DIALECT,
+  fullText: 'fts5',
+  sizeOf: 'pages',
+  wakeups: 'bell-file',
+  backup: 'vacuum-into',
+} as const satisfies Partial<DriverCapabilities>;
+
+export interface Connection<C extends DriverCapabilities = SqliteCapabilities> {
+  /** The absolute path this connection was opened on (a server's URL without its password). */
   readonly path: string;
   /** What the driver behind this connection can do. */
-  readonly capabilities: DriverCapabilities;
+  readonly capabilities: C;
   /**
    * True while SQLite has a transaction open on this connection (it is not
    * in autocommit mode). It turns false by itself when SQLite rolls a
@@ -139,14 +177,14 @@ export interface Connection {
   close(): void;
 }
 
-export interface Driver {
+export interface Driver<C extends DriverCapabilities = SqliteCapabilities> {
   /** What connections from this driver can do. */
-  readonly capabilities: DriverCapabilities;
-  /** Opens (creating if missing) the database file at an absolute path. */
-  open(path: string, options: OpenOptions): Connection;
+  readonly capabilities: C;
+  /** Opens (creating if missing) the database file at an absolute path; a server driver takes its URL instead. */
+  open(path: string, options: OpenOptions): Connection<C>;
 }
 
 /** Loading a driver either yields it or says, for a person, why it cannot run here. */
-export type DriverLoadResult =
-  | { readonly ok: true; readonly driver: Driver }
+export type DriverLoadResult<C extends DriverCapabilities = SqliteCapabilities> =
+  | { readonly ok: true; readonly driver: Driver<C> }
   | { readonly ok: false; readonly reason: string };

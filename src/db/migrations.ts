@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { packageRoot } from '../package-root.js';
 import type { Database } from './database.js';
 import { DbError } from './db-error.js';
+import type { DriverCapabilities } from './driver.js';
 import { newerSchemaMessage } from './schema-messages.js';
 
 export interface Migration {
@@ -72,16 +73,9 @@ export function loadMigrations(dir: string): Migration[] {
   return migrations;
 }
 
-const CREATE_LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (
-  version INTEGER PRIMARY KEY,
-  name TEXT NOT NULL,
-  checksum TEXT NOT NULL,
-  applied_at INTEGER NOT NULL
-)`;
-
 /** The migrations recorded in the database, ascending; empty for a new database. */
-export function appliedMigrations(db: Database): AppliedMigration[] {
-  const ledger = db.get("SELECT 1 AS present FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'");
+export function appliedMigrations(db: Database<DriverCapabilities>): AppliedMigration[] {
+  const ledger = db.get(db.capabilities.dialect.tableExists, ['schema_migrations']);
   if (ledger === undefined) return [];
   return db.all<AppliedMigration>('SELECT version, name, checksum FROM schema_migrations ORDER BY version');
 }
@@ -130,10 +124,10 @@ export function pendingMigrations(applied: readonly AppliedMigration[], migratio
  * transaction so that concurrent openers apply it exactly once.
  * Returns false when another process applied it first.
  */
-export function applyMigration(db: Database, migration: Migration, now: number): boolean {
+export function applyMigration(db: Database<DriverCapabilities>, migration: Migration, now: number): boolean {
   try {
     return db.transaction(() => {
-      db.exec(CREATE_LEDGER);
+      db.exec(db.capabilities.dialect.createMigrationLedger);
       const done = db.get('SELECT 1 AS done FROM schema_migrations WHERE version = ?', [migration.version]);
       if (done !== undefined) return false;
       db.exec(migration.sql);

@@ -8,7 +8,7 @@ import { dirname, join, resolve } from 'node:path';
 import { listBackups, restoreSteps } from './backups.js';
 import { Database } from './database.js';
 import { DbError } from './db-error.js';
-import type { Connection, Driver, DriverName, LockProtocol } from './driver.js';
+import type { Connection, Driver, DriverName, LockProtocol, SqliteCapabilities } from './driver.js';
 import { APPLICATION_ID, readFileState, type FileState } from './file-header.js';
 import {
   applyMigration,
@@ -99,7 +99,7 @@ export interface OpenDatabaseOptions {
 }
 
 export interface OpenedDatabase {
-  readonly db: Database;
+  readonly db: Database<SqliteCapabilities>;
   /** True when this call created the database file. */
   readonly created: boolean;
   readonly migrations: MigrationReport;
@@ -303,7 +303,7 @@ function convertForThisProcess(path: string, plan: OpenPlan, busyTimeoutMs: numb
  * Call under the set-up lock: a conversion or restore then either sees the
  * connection or happens before it.
  */
-function openRegisteredUnderLock(path: string, driver: Driver, busyTimeoutMs: number): Database {
+function openRegisteredUnderLock(path: string, driver: Driver, busyTimeoutMs: number): Database<SqliteCapabilities> {
   const connection = driver.open(path, { busyTimeoutMs });
   let unregister: () => void;
   try {
@@ -340,10 +340,10 @@ function setupLockHeld(path: string): boolean {
  * the inspection sees the lock (or the changed header) and does not open.
  * Returns the reason instead of a database when it must not open now.
  */
-export function openForInspection(path: string, driver: Driver, busyTimeoutMs = 5_000): Database | string {
+export function openForInspection(path: string, driver: Driver, busyTimeoutMs = 5_000): Database<SqliteCapabilities> | string {
   const protocol = driver.capabilities.lockProtocol;
   const unregister = registerOpener(path, protocol);
-  let opened: Database | undefined;
+  let opened: Database<SqliteCapabilities> | undefined;
   try {
     if (setupLockHeld(path)) return 'another agentbus process is creating, upgrading or converting the database right now; run doctor again in a moment';
     const state = readFileState(path);

@@ -64,6 +64,21 @@ export function loadDriver(name: DriverName): Promise<DriverLoadResult> {
   return result;
 }
 
+let postgres: Promise<DriverLoadResult<DriverCapabilities>> | undefined;
+
+/**
+ * Loads the postgres driver once per process, which a database_url selects
+ * (never `driver`): a module of its own, required only here, so a SQLite
+ * user's process never loads it or the `pg` client.
+ */
+export function loadPostgresDriver(): Promise<DriverLoadResult<DriverCapabilities>> {
+  postgres ??= import('../../drivers/postgres/postgres-driver.js').then(
+    (m) => m.loadPostgresDriver(),
+    (error: unknown) => ({ ok: false, reason: `the postgres driver failed to load: ${(error as Error)?.message ?? String(error)}` }) as const,
+  );
+  return postgres;
+}
+
 /** The driver a new database would get here, and why, for `status` and `doctor` before the first `agentbus mcp`. */
 export interface NewDatabaseDriver {
   /** The driver `agentbus mcp` would create the database with; undefined when the choice cannot run here. */

@@ -62,7 +62,7 @@ export interface LiveView {
  * only expiry ends a reservation.
  */
 function liveSessions(db: Database, view: LiveView): string {
-  const judged = db.get("SELECT 1 AS present FROM sqlite_master WHERE type = 'table' AND name = 'session_sightings'") !== undefined;
+  const judged = db.get(db.capabilities.dialect.tableExists, ['session_sightings']) !== undefined;
   const rows = db.all<SessionHolder>(judged ? `SELECT ${HOLDER_COLUMNS} FROM sessions` : 'SELECT sender, owner FROM sessions');
   const by = observer(view.clock, view.owner);
   // Sessions are one per running agent: a few dozen, so judging each is cheap.
@@ -70,8 +70,9 @@ function liveSessions(db: Database, view: LiveView): string {
 }
 
 /** True for a reservation `r` whose session is among :live_sessions. */
-const SESSION_LIVE_SQL = `EXISTS (SELECT 1 FROM json_each(:live_sessions) j
-  WHERE json_extract(j.value, '$[0]') = r.holder AND json_extract(j.value, '$[1]') = r.owner)`;
+function sessionLiveSql(db: Database): string {
+  return db.capabilities.dialect.jsonPairIn(':live_sessions', 'r.holder', 'r.owner');
+}
 
 /** A difference between the stored and the measured wall-clock end smaller than this is not a jump. */
 const JUMP_TOLERANCE_MS = 1_000;
@@ -83,7 +84,7 @@ const JUMP_TOLERANCE_MS = 1_000;
  */
 function expiry(db: Database, view: LiveView): { unexpired: string; endsAt: string; params: Record<string, number | string> } {
   const now = view.clock.now();
-  const monotonic = db.get("SELECT 1 AS present FROM pragma_table_info('reservations') WHERE name = 'expires_mono'") !== undefined;
+  const monotonic = db.get(db.capabilities.dialect.columnExists, ['reservations', 'expires_mono']) !== undefined;
   if (!monotonic) return { unexpired: 'r.expires_at > :now', endsAt: 'r.expires_at', params: { now } };
   const same = 'r.clock_domain = :scope AND r.expires_mono IS NOT NULL';
   // Read on the monotonic clock, the wall-clock end moves with each reading by a millisecond or so
@@ -118,7 +119,7 @@ export function liveReservations(db: Database, view: LiveView, query: LiveQuery 
   ].join('');
   const ends = expiry(db, view);
   return db.all<ReservationRow>(
-    `SELECT ${COLUMNS}, ${ends.endsAt} AS expires_at FROM reservations r WHERE ${ends.unexpired} AND ${SESSION_LIVE_SQL}${where} ORDER BY r.repository, r.pattern, r.holder`,
+    `SELECT ${COLUMNS}, ${ends.endsAt} AS expires_at FROM reservations r WHERE ${ends.unexpired} AND ${sessionLiveSql(db)}${where} ORDER BY r.repository, r.pattern, r.holder`,
     {
       ...ends.params,
       live_sessions: liveSessions(db, view),
@@ -139,7 +140,7 @@ export function deleteDeadReservations(db: Database, view: LiveView, limit: numb
   return db.run(
     `DELETE FROM reservations WHERE (repository, holder, pattern) IN (
        SELECT r.repository, r.holder, r.pattern FROM reservations r
-       WHERE ${repository === undefined ? '' : 'r.repository = :repository AND '}NOT (${ends.unexpired} AND ${SESSION_LIVE_SQL})
+       WHERE ${repository === undefined ? '' : 'r.repository = :repository AND '}NOT (${ends.unexpired} AND ${sessionLiveSql(db)})
        LIMIT :limit)`,
     { ...ends.params, live_sessions: liveSessions(db, view), limit, ...(repository === undefined ? {} : { repository }) },
   ).changes;
@@ -147,5 +148,5 @@ export function deleteDeadReservations(db: Database, view: LiveView, limit: numb
 
 /** True when the database has the reservations table (schema 6 or later); an older one holds no reservations. */
 export function hasReservations(db: Database): boolean {
-  return db.get("SELECT 1 AS present FROM sqlite_master WHERE type = 'table' AND name = 'reservations'") !== undefined;
+  return db.get(db.capabilities.dialect.tableExists, ['reservations']) !== undefined;
 }

@@ -42,11 +42,9 @@ export interface CapacityUsage {
   readonly targetBytes: number;
 }
 
-/** Bytes of live pages now, from the pragmas; exact, no counter kept anywhere. One cached statement: send calls this every time. */
+/** Bytes of live data now, by the dialect's measure (SQLite: live pages, from the pragmas); exact, no counter kept anywhere. One cached statement: send calls this every time. */
 export function usedBytes(db: Database): number {
-  const row = db.get<{ used: number }>(
-    'SELECT (p.page_count - f.freelist_count) * s.page_size AS used FROM pragma_page_count() AS p, pragma_freelist_count() AS f, pragma_page_size() AS s',
-  );
+  const row = db.get<{ used: number }>(db.capabilities.dialect.usedBytes);
   return row?.used ?? 0;
 }
 
@@ -97,7 +95,8 @@ function evictionRounds(db: Database, options: ChunkOptions, report: StepReport)
     },
     /** One bounded FTS merge; true when it did work. */
     merge(): boolean {
-      return mergeFtsOnce(db, 'all', mergeState, report);
+      // Only FTS5 has segments to merge (fullText 'tsvector': a GIN index PostgreSQL maintains itself).
+      return db.capabilities.fullText === 'fts5' && mergeFtsOnce(db, 'all', mergeState, report);
     },
   };
 }

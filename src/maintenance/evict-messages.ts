@@ -22,7 +22,7 @@ export function evictMessages(db: Database, rows: readonly EvictableRow[]): numb
     highest.set(row.channel, Math.max(highest.get(row.channel) ?? 0, row.seq));
   }
   for (const [channel, seq] of highest) {
-    db.run('UPDATE channels SET evicted_before_seq = max(evicted_before_seq, ?) WHERE name = ?', [seq + 1, channel]);
+    db.run(`UPDATE channels SET evicted_before_seq = ${db.capabilities.dialect.greatest}(evicted_before_seq, ?) WHERE name = ?`, [seq + 1, channel]);
   }
   return deleted;
 }

@@ -49,7 +49,8 @@ export function acquireLease(db: Database, holder: LeaseHolder, ttlMs: number): 
   const scope = monotonicScope(holder.clock, holder.owner);
   return db.transaction(() => {
     // A reset re-seeds the row, but a missing row must never stop maintenance for good.
-    db.run("INSERT OR IGNORE INTO leases (name, owner, expires_at) VALUES ('maintenance', '', 0)");
+    // ON CONFLICT DO NOTHING, not INSERT OR IGNORE: the spelling both SQLite and PostgreSQL have.
+    db.run("INSERT INTO leases (name, owner, expires_at) VALUES ('maintenance', '', 0) ON CONFLICT (name) DO NOTHING");
     const row = db.get<LeaseRow>("SELECT owner, expires_at, owner_process, clock_domain, expires_mono FROM leases WHERE name = 'maintenance'");
     if (row === undefined || !isFree(row, holder, scope)) return false;
     db.run("UPDATE leases SET owner = ?, expires_at = ?, owner_process = ?, clock_domain = ?, expires_mono = ? WHERE name = 'maintenance'", [

@@ -164,8 +164,9 @@ async function runSteps(run: TickRun): Promise<void> {
   await runStep(run, 'retention', chunkedWithMerge(retentionChunk(db, now, config.message_retention_hours)));
   await runStep(run, 'tombstones', chunkedWithMerge((limit) => purgeTombstones(db, now, config.tombstone_min_hours, limit)));
   await runStep(run, 'capacity', (report) => capacityStep(run, report));
-  await runStep(run, 'fts_merge', (report) => mergeFtsLevels(db, pastDeadline, report));
-  await runStep(run, 'vacuum', (report) => vacuumStep(db, pastDeadline, report));
+  // FTS5's segments and SQLite's free pages are SQLite's own; PostgreSQL's autovacuum keeps its tables and GIN index.
+  if (db.capabilities.fullText === 'fts5') await runStep(run, 'fts_merge', (report) => mergeFtsLevels(db, pastDeadline, report));
+  if (db.capabilities.sizeOf === 'pages') await runStep(run, 'vacuum', (report) => vacuumStep(db, pastDeadline, report));
   const embeddingPass = run.options.steps?.embeddingPass;
   if (embeddingPass !== undefined) await runStep(run, 'embeddings', () => embeddingPass(run.deadline));
 }

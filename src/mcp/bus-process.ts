@@ -18,7 +18,8 @@ import { RateLimiter } from '../bus/rate-limiter.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { DbError } from '../db/db-error.js';
-import { openDatabase, prepareDataDir } from '../db/open-database.js';
+import type { Database } from '../db/database.js';
+import { openDatabase, prepareDataDir, type OpenedDatabase } from '../db/open-database.js';
 import { currentProcess } from '../db/process-identity.js';
 import { embeddingPassSettled, embeddingPassStep } from '../embeddings/embedding-pass.js';
 import { createLateLogger, type LateLogger } from '../late-logger.js';
@@ -93,21 +94,26 @@ interface Shared {
   readonly waiter: ChangeFeed;
 }
 
+/** The bus's database: the SQLite file in the data directory, or the PostgreSQL server a database_url names. */
+async function openStore(config: Config, dataDir: string, now: () => number): Promise<Pick<OpenedDatabase, 'migrations' | 'converted'> & { db: Database }> {
+  if (config.database_url !== undefined) {
+    // A file of its own in the bundle (scripts/build.js, ON_DEMAND): a SQLite user's server never loads it.
+    const { openPostgresBus } = await import('../db/open-postgres.js');
+    return openPostgresBus({ ...config, database_url: config.database_url }, now);
+  }
+  return openDatabase({ dataDir, driver: config.driver, driverSource: config.driverSource, convertWhenOnlyPortable: true, now });
+}
+
 /** Opens the database once (retried-open.ts calls it again after a failure) and logs the start. */
 async function openBus(shared: Shared): Promise<BusContext> {
   const { options, dataDir, file, log, storage, waiter } = shared;
   const { config } = options;
   prepareDataDir(dataDir);
   if (!file.attached) file.attach(createFileLogger(dataDir, config.log_level));
-  const { db, migrations, converted } = await openDatabase({
-    dataDir,
-    driver: config.driver,
-    driverSource: config.driverSource,
-    convertWhenOnlyPortable: true,
-    now: () => options.clock.now(),
-  });
+  const { db, migrations, converted } = await openStore(config, dataDir, () => options.clock.now());
   try {
-    storage.start(db.path);
+    // A server database has no files of its own here to guard.
+    if (db.capabilities.lockProtocol !== 'server') storage.start(db.path);
   } catch (error) {
     db.close();
     throw error;

@@ -37,7 +37,8 @@ export function openFailureError(error: unknown): BusError | undefined {
   if (error instanceof BusError) return error;
   if (!(error instanceof DbError)) return undefined;
   const code = OPEN_FAILURE_CODE[error.code] ?? 'storage_unavailable';
-  const retryable = code === 'database_in_use';
+  // A server that did not answer (unavailable) may answer the next attempt, like a process that is done with the file.
+  const retryable = code === 'database_in_use' || error.code === 'unavailable';
   return new BusError(code, `agentbus cannot use its database: ${error.message}. ${retryable ? WAIT_HINT : FIX_HINT}`, {
     retryable,
     cause: error,

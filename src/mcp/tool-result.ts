@@ -77,6 +77,11 @@ function storageBusError(e: DbError, dataDir: string | undefined): { error: BusE
       };
     case 'replaced':
       return { error: new BusError('internal', e.message, { retryable: false, cause: e }), unexpected: true };
+    case 'unavailable':
+      return {
+        error: new BusError('storage_unavailable', `the agentbus database server did not answer (${e.message}); agentbus reconnects by itself, so retry in a moment`, { retryable: true, cause: e }),
+        unexpected: false,
+      };
     case 'lock_owner_unknown':
       // The message names the lock file and the record; only a person can stop the older agentbus it belongs to.
       return {

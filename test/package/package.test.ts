@@ -23,7 +23,9 @@ const manifest = JSON.parse(readFileSync(join(packed.packageDir, 'package.json')
 };
 
 /** The packages bundled into dist/bundle/, each of which must have its licence in the notices. */
-const BUNDLED = ['@sqlite.org/sqlite-wasm', '@valibot/to-json-schema', 'mri', 'rotating-file-stream', 'sade', 'tslog', 'valibot'];
+const BUNDLED = ['@sqlite.org/sqlite-wasm', '@valibot/to-json-schema', 'mri', 'rotating-file-stream', 'sade', 'tslog', 'valibot',
+  // The postgres driver's worker (dist/bundle/postgres-worker.cjs): pg and what it requires.
+  'pg', 'pg-connection-string', 'pg-protocol', 'pg-types', 'pgpass', 'postgres-array', 'postgres-bytea', 'postgres-date', 'postgres-interval'];
 
 describe('the packed package', () => {
   it('holds what runs, the docs, its licence and the licences of what it bundles, and nothing else', () => {
@@ -31,10 +33,10 @@ describe('the packed package', () => {
       .trim()
       .split('\n')
       .map((f) => f.replace(/^package\//, ''));
-    const allowed = /^(bin\/agentbus\.js|bin\/package\.json|dist\/bundle\/[\w.-]+\.(cjs|wasm|txt)|dist\/bundle\/web-console\/(index\.html|app\.js|app\.css|favicon\.svg)|sql\/\d{4}_[\w-]+\.sql|docs\/[\w-]+\.md|README\.md|LICENSE|package\.json)$/;
+    const allowed = /^(bin\/agentbus\.js|bin\/package\.json|dist\/bundle\/[\w.-]+\.(cjs|wasm|txt)|dist\/bundle\/web-console\/(index\.html|app\.js|app\.css|favicon\.svg)|sql\/(postgres\/)?\d{4}_[\w-]+\.sql|docs\/[\w-]+\.md|README\.md|LICENSE|package\.json)$/;
     expect(files.filter((f) => !allowed.test(f))).toEqual([]);
     expect(files.filter((f) => f.endsWith('.map'))).toEqual([]);
-    for (const needed of ['bin/agentbus.js', 'bin/package.json', 'dist/bundle/agentbus.cjs', 'dist/bundle/mcp.cjs', 'dist/bundle/sqlite3.wasm', 'LICENSE', 'dist/bundle/THIRD-PARTY-NOTICES.txt', 'dist/bundle/web.cjs', 'dist/bundle/web-console/index.html', 'dist/bundle/web-console/app.js', 'dist/bundle/web-console/app.css', 'dist/bundle/web-console/favicon.svg']) {
+    for (const needed of ['bin/agentbus.js', 'bin/package.json', 'dist/bundle/agentbus.cjs', 'dist/bundle/mcp.cjs', 'dist/bundle/sqlite3.wasm', 'LICENSE', 'dist/bundle/THIRD-PARTY-NOTICES.txt', 'dist/bundle/web.cjs', 'dist/bundle/web-console/index.html', 'dist/bundle/web-console/app.js', 'dist/bundle/web-console/app.css', 'dist/bundle/web-console/favicon.svg', 'dist/bundle/postgres-driver.cjs', 'dist/bundle/postgres-worker.cjs', 'sql/postgres/0011_schema.sql']) {
       expect(files).toContain(needed);
     }
     expect(manifest.license).toBe('MIT');

@@ -1,0 +1,36 @@
+/** PostgreSQL's spelling of what differs between engines (src/db/dialect.ts). */
+import type { Dialect } from '../../src/db/dialect.js';
+
+/**
+ * The key of the bus's writer lock (pg_advisory_xact_lock): one writer at a
+ * time, as in SQLite, so commits are serialized and seq order is commit
+ * order. A constant: one database is one bus. (0x61676275 is "agbu".)
+ */
+export const WRITER_LOCK_KEY = 0x61676275;
+
+export const POSTGRES_DIALECT: Dialect = {
+  // READ COMMITTED after the lock: every statement sees every commit made before the lock was granted.
+  beginWrite: `BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(${WRITER_LOCK_KEY})`,
+  beginRead: 'BEGIN ISOLATION LEVEL REPEATABLE READ',
+  tableExists: 'SELECT 1 AS present FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = ?',
+  // Times are milliseconds since the epoch: beyond PostgreSQL's 32-bit INTEGER.
+  createMigrationLedger: `CREATE TABLE IF NOT EXISTS schema_migrations (
+  version BIGINT PRIMARY KEY,
+  name TEXT NOT NULL,
+  checksum TEXT NOT NULL,
+  applied_at BIGINT NOT NULL
+)`,
+  // Relation sizes do not fall when rows are deleted (PostgreSQL reuses the space after VACUUM and
+  // rarely gives it back), so eviction measured by them would never reach its target. Until a
+  // trigger-kept total exists, the live envelopes' bytes, summed: exact and falling at once, but a
+  // scan of messages per send (docs/drivers.md, "PostgreSQL").
+  usedBytes: 'SELECT COALESCE(sum(bytes), 0)::int8 AS used FROM messages',
+  // The identity's sequence (sql/postgres/0011_schema.sql). It is not transactional: a rolled-back
+  // insert leaves a gap, as seqs may have anyway; commits stay in seq order under the writer lock.
+  lastSeq: "SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS seq FROM messages_seq_seq",
+  greatest: 'GREATEST',
+  columnExists: 'SELECT 1 AS present FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ? AND column_name = ?',
+  jsonIntegers: 'SELECT value::int8 FROM json_array_elements_text(?::json) AS value',
+  jsonPairIn: (param, first, second) =>
+    `EXISTS (SELECT 1 FROM json_array_elements(${param}::json) AS j(value) WHERE j.value->>0 = ${first} AND j.value->>1 = ${second})`,
+};
