@@ -11,6 +11,7 @@
 import * as v from 'valibot';
 import type { BusContext } from './bus-context.js';
 import { BusError } from './bus-error.js';
+import { deliverableAfter } from './deliverable.js';
 import {
   DisplayNameField,
   NameField,
@@ -177,14 +178,10 @@ export function subscriptionSummaries(ctx: BusContext, sender: string, now: numb
     'SELECT channel, cursor_seq FROM subscriptions WHERE sender = ? AND last_activity >= ? ORDER BY channel',
     [sender, idleBefore],
   );
-  return subs.map((s) => ({
-    channel: s.channel,
-    pending:
-      ctx.db.get<{ n: number }>(
-        'SELECT count(*) AS n FROM messages WHERE channel = ? AND seq > ? AND tombstone = 0 AND sender != ?',
-        [s.channel, s.cursor_seq, sender],
-      )?.n ?? 0,
-  }));
+  return subs.map((s) => {
+    const after = deliverableAfter(s.channel, s.cursor_seq, sender);
+    return { channel: s.channel, pending: ctx.db.get<{ n: number }>(`SELECT count(*) AS n FROM messages m WHERE ${after.sql}`, after.params)?.n ?? 0 };
+  });
 }
 
 /** Refreshes the heartbeat of every session this process holds; returns how many it still holds. */

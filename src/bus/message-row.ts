@@ -3,6 +3,7 @@
  * uses (receive, history, search, get_memory).
  */
 import * as v from 'valibot';
+import { DIRECT_CHANNEL } from './direct-addressees.js';
 import { REFERENCE_KINDS, type Reference } from './envelope.js';
 import { isoTime } from './time.js';
 
@@ -32,11 +33,14 @@ export interface MessageRow {
   memory_id: number | null;
   /** The revision number on a memory revision, else null. */
   revision: number | null;
+  /** A direct message only: JSON array of its addressees in `to` order; null on every other message. */
+  direct_to: string | null;
 }
 
-/** The select list for MessageRow, for a table aliased `m`. */
-export const MESSAGE_COLUMNS =
-  'm.seq, m.channel, m.sender, m.context, m.created_at, m.type, m.content, m.reply_to, m.metadata, m.refs, m.memory_id, m.revision';
+/** The select list for MessageRow, for a table aliased `m`. The addressees are read for direct messages only. */
+export const MESSAGE_COLUMNS = `m.seq, m.channel, m.sender, m.context, m.created_at, m.type, m.content, m.reply_to, m.metadata, m.refs, m.memory_id, m.revision,
+  CASE WHEN m.channel = '${DIRECT_CHANNEL}' THEN (SELECT json_group_array(addressee) FROM
+    (SELECT addressee FROM direct_recipients d WHERE d.seq = m.seq ORDER BY d.position)) END AS direct_to`;
 
 export const MessageOutput = v.object({
   seq: v.number(),
@@ -54,6 +58,10 @@ export const MessageOutput = v.object({
   memory_id: v.optional(v.number()),
   /** Memories only: 1 for the first revision, then 2, 3, ... */
   revision: v.optional(v.number()),
+  /** Direct messages only: always true (their channel is "@direct"). */
+  direct: v.optional(v.literal(true)),
+  /** Direct messages only: the display names it was sent to, in the sender's order. */
+  to: v.optional(v.array(v.string())),
 });
 export type Message = v.InferOutput<typeof MessageOutput>;
 
@@ -74,6 +82,10 @@ export function toMessage(row: MessageRow): Message {
   if (row.memory_id !== null && row.revision !== null) {
     message.memory_id = row.memory_id;
     message.revision = row.revision;
+  }
+  if (row.direct_to !== null) {
+    message.direct = true;
+    message.to = JSON.parse(row.direct_to) as string[];
   }
   return message;
 }

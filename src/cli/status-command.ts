@@ -3,6 +3,7 @@
  * one JSON object with `--json`.
  */
 import { dirname } from 'node:path';
+import { DIRECT_CHANNEL } from '../bus/direct-addressees.js';
 import { liveReservations } from '../bus/reservations-live.js';
 import { repositoryLabel } from '../bus/reservations-repository.js';
 import { takenKey, takenReservations } from '../bus/reservations-takeover.js';
@@ -103,7 +104,8 @@ function formatReservations(reservations: readonly StatusReservation[], now: num
 /**
  * Every channel with its live message and subscriber counts. The message
  * counts come from the counters migration 0011 keeps by trigger; a file from
- * before it (read, never migrated, by status) is counted row by row.
+ * before it (read, never migrated, by status) is counted row by row. The
+ * reserved channel of direct messages is not one of them.
  */
 export function channelCounts(db: Database): StatusReport['channels'] {
   const counted = db.get("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'channel_message_counts'") !== undefined;
@@ -113,7 +115,8 @@ export function channelCounts(db: Database): StatusReport['channels'] {
   return db.all<{ name: string; kind: string; messages: number; subscribers: number }>(
     `SELECT c.name, c.kind, ${messages} AS messages,
        (SELECT count(*) FROM subscriptions s WHERE s.channel = c.name) AS subscribers
-     FROM channels c ORDER BY c.name`,
+     FROM channels c WHERE c.name <> ? ORDER BY c.name`,
+    [DIRECT_CHANNEL],
   );
 }
 
