@@ -197,6 +197,8 @@ export async function receive(ctx: BusContext, rawInput: unknown, options: Recei
   };
 
   if (signal?.aborted) return finish(undefined);
+  // Direct messages ring only their addressees' bells: listen to this name's before the first look.
+  if (totalMs > 0) waiter.watchName?.(request.sender);
   let attempt = ctx.db.transaction(() => {
     const first = attemptReceive(ctx, request, input.ack);
     // Told once, in the first attempt: which of the caller's reservations others took over while it was stalled.
@@ -205,7 +207,7 @@ export async function receive(ctx: BusContext, rawInput: unknown, options: Recei
   notices.push(...attempt.notices);
   if (attempt.result !== undefined) return finish(attempt, attempt.result);
   for (let now = ctx.clock.monotonic(); now < deadline; ) {
-    await waiter.waitForChange(deadline - now, signal);
+    await waiter.waitForChange(deadline - now, signal, request.sender);
     if (signal?.aborted) return finish(attempt);
     now = ctx.clock.monotonic();
     if (onProgress !== undefined && now - lastProgress >= PROGRESS_INTERVAL_MS) {

@@ -142,7 +142,7 @@ export async function createBusProcess(options: BusProcessOptions): Promise<BusP
       defaultContext: basename(options.cwd) || 'unknown',
       workingDirectory: options.cwd,
       rateLimiter: new RateLimiter(config),
-      announce: () => waiter.announce(),
+      announce: (addressees) => waiter.announce(addressees),
     };
     const running = startRunning(ctx);
     inbox = startInbox(ctx);
