@@ -91,7 +91,7 @@ export const ReceiveInput = v.strictObject({
       v.array(ChannelNameField, 'must be an array of channel names you subscribed to'),
       v.minLength(1, 'must name at least one channel; omit it to receive from all your subscriptions'),
       v.maxLength(256, 'must name at most 256 channels'),
-      v.description('Only these of your subscribed channels (default: all of them).'),
+      v.description('Only these of your subscribed channels (default: all of them). Direct messages to you come whatever this says.'),
     ),
   ),
   include_own: v.optional(v.pipe(v.boolean('must be true or false'), v.description('Also deliver your own messages (default false).')), false),
