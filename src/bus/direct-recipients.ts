@@ -73,6 +73,11 @@ export function hasDirect(db: Database, addressee: string, selection: DirectSele
   );
 }
 
+/** How many direct messages to `addressee` are not yet acknowledged. */
+export function openDirectCount(db: Database, addressee: string): number {
+  return db.get<{ n: number }>(`SELECT count(*) AS n FROM direct_recipients d ${BY_STATE} WHERE d.addressee = ? AND ${OPEN}`, [addressee])?.n ?? 0;
+}
+
 /** Marks `seqs` delivered to `addressee` in the batch `token` at `now`. */
 export function markDelivered(db: Database, addressee: string, seqs: readonly number[], token: string, now: number): void {
   if (seqs.length === 0) return;

@@ -43,7 +43,9 @@ describe('a direct message', () => {
     const sent = toolAnswer(SendOutput, await alice.call('send', { as: 'Alice', to: ['Bob'], content: 'run the tests on your branch' }), 'send');
     expect(sent.to).toEqual(['Bob']);
 
-    const later = await registered(dir, 'Bob');
+    const later = await startMcp(dir);
+    // Register says mail is waiting.
+    expect(await later.call('register', { name: 'Bob' })).toEqual({ display_name: 'Bob', resumed: false, subscriptions: [], direct_pending: 1 });
     const got = await receiveAs(later, 'Bob');
     expect(got.messages).toMatchObject([{ seq: sent.seq, sender: 'Alice', direct: true, to: ['Bob'], content: 'run the tests on your branch' }]);
     expect(got.redelivered).toBe(false);
