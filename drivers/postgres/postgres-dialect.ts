@@ -30,6 +30,8 @@ export const POSTGRES_DIALECT: Dialect = {
   lastSeq: "SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS seq FROM messages_seq_seq",
   greatest: 'GREATEST',
   columnExists: 'SELECT 1 AS present FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ? AND column_name = ?',
+  // PostgreSQL keeps statistics (autovacuum's ANALYZE) and has no index hints.
+  indexedBy: () => '',
   jsonIntegers: 'SELECT value::int8 FROM json_array_elements_text(?::json) AS value',
   jsonPairIn: (param, first, second) =>
     `EXISTS (SELECT 1 FROM json_array_elements(${param}::json) AS j(value) WHERE j.value->>0 = ${first} AND j.value->>1 = ${second})`,

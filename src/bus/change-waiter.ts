@@ -17,12 +17,20 @@
  * agentbus) is seen at the poll, the floor: a missed or unsupported watch
  * costs latency, never a message. The watch never keeps a process alive.
  *
+ * A direct message rings neither: it rings the bell of each addressee
+ * (`<data>/bells/name-<hash>.bell`) and the direct bell (`bells/direct.bell`).
+ * A waiting receive watches the bell of the name it waits as beside the
+ * common one, so the agents a direct message is not for do not wake at all,
+ * and a reader that shows every message (tail, the console) watches the
+ * direct bell. Name bells are watched only while someone waits on them.
+ *
  * A wait is given as a duration, never as a wall-clock time: Node's timers
  * run on the monotonic clock, so setting the date back or forth neither
  * stretches nor cuts a wait.
  */
-import { closeSync, openSync, utimesSync, watch, type FSWatcher } from 'node:fs';
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { closeSync, mkdirSync, openSync, utimesSync, watch, type FSWatcher } from 'node:fs';
+import { dirname, join } from 'node:path';
 
 /** receive's poll interval, the floor under every wake-up (docs/architecture.md, "Behaviour, briefly"): the longest a waiter sleeps without looking. */
 export const POLL_INTERVAL_MS = 250;
@@ -30,22 +38,46 @@ export const POLL_INTERVAL_MS = 250;
 /** The file a committing process touches to wake waiters in every process. */
 export const BELL_FILE = 'agentbus.bell';
 
+/** The directory of the name bells and the direct bell, in the data directory. */
+export const BELLS_DIR = 'bells';
+
+/** Which bell besides the common one: a display name's (its direct messages), or the direct bell (every direct message). */
+export type Bell = { readonly name: string } | 'direct';
+
+/** The path of `bell` under `dataDir`; a name is hashed, since display names may hold any printable character. */
+export function bellPath(dataDir: string, bell: Bell | undefined): string {
+  if (bell === undefined) return join(dataDir, BELL_FILE);
+  if (bell === 'direct') return join(dataDir, BELLS_DIR, 'direct.bell');
+  return join(dataDir, BELLS_DIR, `name-${createHash('sha256').update(bell.name).digest('hex').slice(0, 32)}.bell`);
+}
+
 export interface ChangeWaiter {
   /**
    * Resolves at the first of: a hint that another process may have committed,
-   * the poll interval, `maxMs` elapsing, or `signal` aborting. Never rejects.
+   * the poll interval, `maxMs` elapsing, or `signal` aborting. With `name`, a
+   * ring of that name's bell (a direct message to it) is such a hint too.
+   * Never rejects.
    */
-  waitForChange(maxMs: number, signal?: AbortSignal): Promise<void>;
+  waitForChange(maxMs: number, signal?: AbortSignal, name?: string): Promise<void>;
+  /** Starts watching `name`'s bell now, before a first look, so a ring before the first wait is heard. Optional: a waiter without it hears rings from its first wait on. */
+  watchName?(name: string): void;
   /** Stops watching; later waits fall back to the poll. Idempotent. */
   close(): void;
 }
 
 /** A waiter of one process that also rings the bell and feeds listeners. */
 export interface ChangeFeed extends ChangeWaiter {
-  /** Wakes waiters in every process: call after committing a transaction that added messages. Never throws. */
-  announce(): void;
-  /** Calls `listener` on every hint until the returned function is called; listeners must not throw. */
-  onChange(listener: () => void): () => void;
+  /**
+   * Wakes waiters in every process: call after committing a transaction that
+   * added messages. With `addressees` (a direct message) it rings their bells
+   * and the direct bell instead of the common one. Never throws.
+   */
+  announce(addressees?: readonly string[]): void;
+  /**
+   * Calls `listener` on every hint of the common bell, and with `bell` on
+   * that bell's rings too, until the returned function is called; listeners must not throw.
+   */
+  onChange(listener: () => void, bell?: Bell): () => void;
 }
 
 function sleepFor(maxMs: number, pollMs: number, signal: AbortSignal | undefined, register?: (wake: () => void) => () => void): Promise<void> {
@@ -69,9 +101,10 @@ export function createPollingWaiter(pollMs = POLL_INTERVAL_MS): ChangeWaiter {
   return { waitForChange: (maxMs, signal) => sleepFor(maxMs, pollMs, signal), close: () => undefined };
 }
 
-/** Creates `bell` (0600) when missing; false when that failed. */
+/** Creates `bell` (0600, its directory 0700) when missing; false when that failed. */
 function createBell(bell: string): boolean {
   try {
+    mkdirSync(dirname(bell), { recursive: true, mode: 0o700 });
     closeSync(openSync(bell, 'a', 0o600));
     return true;
   } catch {
@@ -79,9 +112,7 @@ function createBell(bell: string): boolean {
   }
 }
 
-/** Touches `<dataDir>/agentbus.bell` (creating it when missing); false when that failed. */
-export function ringBell(dataDir: string): boolean {
-  const bell = join(dataDir, BELL_FILE);
+function touch(bell: string): boolean {
   const now = new Date();
   try {
     utimesSync(bell, now, now);
@@ -92,56 +123,56 @@ export function ringBell(dataDir: string): boolean {
   return createBell(bell);
 }
 
-/** A watch of the bell file, made first when missing; undefined where no watch can be had (the poll still works then). */
-function watchBell(bell: string, listen: (event: string) => void): FSWatcher | undefined {
-  try {
-    try {
-      return watch(bell, { persistent: false }, listen);
-    } catch (error) {
-      // A file must exist to be watched; ringing would create it, and so may we.
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || !createBell(bell)) return undefined;
-      return watch(bell, { persistent: false }, listen);
-    }
-  } catch {
-    // No watch here (e.g. the platform or file system lacks it).
-    return undefined;
-  }
+/**
+ * Touches `<dataDir>/agentbus.bell` (creating it when missing), or for a
+ * direct message each addressee's bell and the direct bell; false when a touch failed.
+ */
+export function ringBell(dataDir: string, addressees?: readonly string[]): boolean {
+  if (addressees === undefined) return touch(bellPath(dataDir, undefined));
+  let rang = touch(bellPath(dataDir, 'direct'));
+  for (const name of addressees) rang = touch(bellPath(dataDir, { name })) && rang;
+  return rang;
 }
 
-/**
- * A waiter woken by the bell of `<dataDir>`; one per process is enough. It
- * watches from creation, so a ring between a caller's look and its wait is
- * not lost.
- */
-export function createChangeWaiter(dataDir: string, pollMs = POLL_INTERVAL_MS): ChangeFeed {
-  const bell = join(dataDir, BELL_FILE);
-  const wakers = new Set<() => void>();
-  const listeners = new Set<() => void>();
+/** One watched bell file: `hint` on each ring; follows the path when the file is removed or replaced. */
+interface BellWatch {
+  /** Starts watching if not watching yet (the file may have been missing, or the watch lost). */
+  ensure(): void;
+  /** Stops for good. */
+  close(): void;
+}
+
+function watchBell(bell: string, hint: () => void): BellWatch {
   let watcher: FSWatcher | undefined;
   let closed = false;
-
-  const hint = (): void => {
-    for (const wake of [...wakers]) wake();
-    for (const listener of [...listeners]) listener();
-  };
-
-  const ensureWatcher = (): void => {
+  const ensure = (): void => {
     if (watcher !== undefined || closed) return;
     const listen = (event: string): void => {
       // Removed or replaced: this watch follows the old file, which nobody rings again.
       // Watch the file at that path now (a ring may have made it: hear it as one).
       if (event === 'rename') {
-        w?.close();
+        w.close();
         if (watcher === w) {
           watcher = undefined;
-          ensureWatcher();
+          ensure();
         }
       }
       hint();
     };
     // Assigned before any event can arrive: events come on a later turn of the event loop.
-    const w = watchBell(bell, listen);
-    if (w === undefined) return;
+    let w: FSWatcher;
+    try {
+      try {
+        w = watch(bell, { persistent: false }, listen);
+      } catch (error) {
+        // A file must exist to be watched; ringing would create it, and so may we.
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || !createBell(bell)) return;
+        w = watch(bell, { persistent: false }, listen);
+      }
+    } catch {
+      // No watch here (e.g. the platform or file system lacks it): the poll still works.
+      return;
+    }
     w.on('error', () => {
       w.close();
       if (watcher === w) watcher = undefined;
@@ -149,28 +180,108 @@ export function createChangeWaiter(dataDir: string, pollMs = POLL_INTERVAL_MS): 
     w.unref();
     watcher = w;
   };
-  ensureWatcher();
-
+  ensure();
   return {
-    waitForChange(maxMs, signal) {
-      ensureWatcher();
-      return sleepFor(maxMs, pollMs, signal, (wake) => {
-        wakers.add(wake);
-        return () => wakers.delete(wake);
-      });
-    },
-    announce() {
-      ringBell(dataDir);
-    },
-    onChange(listener) {
-      ensureWatcher();
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
+    ensure,
     close() {
       closed = true;
       watcher?.close();
       watcher = undefined;
+    },
+  };
+}
+
+/**
+ * The bells of names and of direct messages. Each is watched from the first
+ * time it is needed until close, not only during waits: a ring between a
+ * receive's look and its next wait must still be heard. A process needs the
+ * bells of the names it holds, a handful.
+ */
+interface ExtraBells {
+  /** Starts watching `bell` now if not yet. */
+  ensure(bell: Bell): void;
+  /** Calls `wake` on each ring of `bell` until the returned function is called. */
+  add(bell: Bell, wake: () => void): () => void;
+  close(): void;
+}
+
+function extraBells(dataDir: string): ExtraBells {
+  const watched = new Map<string, { watch: BellWatch; wakers: Set<() => void> }>();
+  const entry = (bell: Bell): { watch: BellWatch; wakers: Set<() => void> } => {
+    const path = bellPath(dataDir, bell);
+    let found = watched.get(path);
+    if (found === undefined) {
+      const wakers = new Set<() => void>();
+      found = { watch: watchBell(path, () => [...wakers].forEach((w) => w())), wakers };
+      watched.set(path, found);
+    }
+    found.watch.ensure();
+    return found;
+  };
+  return {
+    ensure(bell) {
+      entry(bell);
+    },
+    add(bell, wake) {
+      const { wakers } = entry(bell);
+      wakers.add(wake);
+      return () => wakers.delete(wake);
+    },
+    close() {
+      for (const { watch } of watched.values()) watch.close();
+      watched.clear();
+    },
+  };
+}
+
+/**
+ * A waiter woken by the bell of `<dataDir>`; one per process is enough. It
+ * watches from creation, so a ring between a caller's look and its wait is
+ * not lost; a name's bell from `watchName` (or the first wait on it) until
+ * close. `everyDirect`: every wait and listener also wakes on the direct bell.
+ */
+export function createChangeWaiter(dataDir: string, pollMs = POLL_INTERVAL_MS, options: { everyDirect?: boolean } = {}): ChangeFeed {
+  const wakers = new Set<() => void>();
+  const listeners = new Set<() => void>();
+  const hint = (): void => {
+    for (const wake of [...wakers]) wake();
+    for (const listener of [...listeners]) listener();
+  };
+  const common = watchBell(bellPath(dataDir, undefined), hint);
+  const extra = extraBells(dataDir);
+  // A reader that shows every message (tail, the console) hears every direct message as it hears the common bell.
+  if (options.everyDirect === true) extra.add('direct', hint);
+
+  return {
+    waitForChange(maxMs, signal, name) {
+      common.ensure();
+      return sleepFor(maxMs, pollMs, signal, (wake) => {
+        wakers.add(wake);
+        const leave = name === undefined ? undefined : extra.add({ name }, wake);
+        return () => {
+          wakers.delete(wake);
+          leave?.();
+        };
+      });
+    },
+    watchName(name) {
+      extra.ensure({ name });
+    },
+    announce(addressees) {
+      ringBell(dataDir, addressees);
+    },
+    onChange(listener, bell) {
+      common.ensure();
+      listeners.add(listener);
+      const leave = bell === undefined ? undefined : extra.add(bell, listener);
+      return () => {
+        listeners.delete(listener);
+        leave?.();
+      };
+    },
+    close() {
+      common.close();
+      extra.close();
       wakers.clear();
       listeners.clear();
     },

@@ -9,6 +9,7 @@
 import * as v from 'valibot';
 import type { BusContext } from './bus-context.js';
 import { BusError } from './bus-error.js';
+import { DIRECT_CHANNEL } from './direct-addressees.js';
 import { AsField, requireSession } from './identity.js';
 import { ChannelNameField } from './names.js';
 import { parseInput } from './validate.js';
@@ -110,7 +111,7 @@ export const ListChannelsOutput = v.object({
 });
 export type ListChannelsResult = v.InferOutput<typeof ListChannelsOutput>;
 
-/** Every channel, by name. */
+/** Every channel, by name; not the reserved one direct messages are stored in. */
 export function listChannels(ctx: BusContext, rawInput: unknown): ListChannelsResult {
   const input = parseInput(ListChannelsInput, rawInput);
   return ctx.db.read(() => {
@@ -120,8 +121,8 @@ export function listChannels(ctx: BusContext, rawInput: unknown): ListChannelsRe
               (SELECT count(*) FROM messages m WHERE m.channel = c.name AND m.tombstone = 0) AS message_count,
               (SELECT max(seq) FROM messages m WHERE m.channel = c.name) AS latest_seq,
               EXISTS (SELECT 1 FROM subscriptions s WHERE s.channel = c.name AND s.sender = ?) AS subscribed
-         FROM channels c ORDER BY c.name`,
-      [sender],
+         FROM channels c WHERE c.name <> ? ORDER BY c.name`,
+      [sender, DIRECT_CHANNEL],
     );
     return { channels: rows.map((r) => ({ ...r, subscribed: r.subscribed === 1 })) };
   });

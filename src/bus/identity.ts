@@ -11,6 +11,8 @@
 import * as v from 'valibot';
 import type { BusContext } from './bus-context.js';
 import { BusError } from './bus-error.js';
+import { deliverableAfter } from './deliverable.js';
+import { openDirectCount } from './direct-recipients.js';
 import {
   DisplayNameField,
   NameField,
@@ -74,6 +76,8 @@ export const RegisterOutput = v.object({
   display_name: v.string(),
   resumed: v.boolean(),
   subscriptions: v.array(SubscriptionSummary),
+  /** Direct messages to this name not yet acknowledged (they wait for receive); absent when none. */
+  direct_pending: v.optional(v.number()),
 });
 export type RegisterResult = v.InferOutput<typeof RegisterOutput>;
 
@@ -100,7 +104,8 @@ export interface Session {
  * name again continues where it was. Re-registering a name this process
  * already holds returns it with a refreshed context, never a new suffix.
  * `resume: false` drops the name's subscriptions first. `resumed` is true when subscriptions were kept;
- * `subscriptions` lists the unexpired ones with their pending counts.
+ * `subscriptions` lists the unexpired ones with their pending counts, and
+ * `direct_pending` the direct messages waiting for the name.
  * `parent` must look like a display name but need not be live: a child may
  * outlive or precede its parent's session. Throws `validation`.
  */
@@ -130,8 +135,9 @@ export function register(ctx: BusContext, rawInput: unknown): RegisterResult {
     }
     if (!input.resume) db.run('DELETE FROM subscriptions WHERE sender = ?', [displayName]);
     const subscriptions = subscriptionSummaries(ctx, displayName, ctx.clock.now());
+    const direct = openDirectCount(ctx.db, displayName);
     ctx.log.info('registered', { sender: displayName, resumed: subscriptions.length > 0 });
-    return { display_name: displayName, resumed: subscriptions.length > 0, subscriptions };
+    return { display_name: displayName, resumed: subscriptions.length > 0, subscriptions, ...(direct > 0 ? { direct_pending: direct } : {}) };
   });
 }
 
@@ -177,14 +183,10 @@ export function subscriptionSummaries(ctx: BusContext, sender: string, now: numb
     'SELECT channel, cursor_seq FROM subscriptions WHERE sender = ? AND last_activity >= ? ORDER BY channel',
     [sender, idleBefore],
   );
-  return subs.map((s) => ({
-    channel: s.channel,
-    pending:
-      ctx.db.get<{ n: number }>(
-        'SELECT count(*) AS n FROM messages WHERE channel = ? AND seq > ? AND tombstone = 0 AND sender != ?',
-        [s.channel, s.cursor_seq, sender],
-      )?.n ?? 0,
-  }));
+  return subs.map((s) => {
+    const after = deliverableAfter(s.channel, s.cursor_seq, sender);
+    return { channel: s.channel, pending: ctx.db.get<{ n: number }>(`SELECT count(*) AS n FROM messages m WHERE ${after.sql}`, after.params)?.n ?? 0 };
+  });
 }
 
 /** Refreshes the heartbeat of every session this process holds; returns how many it still holds. */
@@ -225,13 +227,23 @@ export function requireSession(ctx: BusContext, as: string): Session {
 export const DiscoverInput = v.strictObject({ as: AsField });
 export type DiscoverInput = v.InferInput<typeof DiscoverInput>;
 
+/** The most offline names discover lists; past it `offline_more` is true. */
+export const DISCOVER_OFFLINE_MAX = 256;
+
 export const DiscoverOutput = v.object({
+  /** The live sessions, by display name. */
   sessions: v.array(v.object({ display_name: v.string(), context: v.string(), registered_at: v.string() })),
+  /** Names registered on this bus before but not live now, by name: a direct message to one waits for it. */
+  offline: v.array(v.string()),
+  /** True when more offline names exist than `offline` lists. */
+  offline_more: v.boolean(),
 });
 export type DiscoverResult = v.InferOutput<typeof DiscoverOutput>;
 
 /**
- * Live sessions (holders judged not stopped, see session-liveness.ts), by display name.
+ * Who can be addressed: live sessions (holders judged not stopped, see
+ * session-liveness.ts), by display name, and the names ever registered that
+ * are not live (at most DISCOVER_OFFLINE_MAX).
  * With `discovery_enabled: false` this is a `validation` error rather than an
  * empty list, so an agent is told the directory is off instead of concluding
  * it is alone.
@@ -247,6 +259,16 @@ export function discover(ctx: BusContext, rawInput: unknown): DiscoverResult {
     const rows = ctx.db
       .all<SessionRow>(`SELECT ${HOLDER_COLUMNS}, context, registered_at FROM sessions ORDER BY sender`)
       .filter((r) => judgeHolder(ctx.db, by, r, { record: false }).held);
-    return { sessions: rows.map((r) => ({ display_name: r.sender, context: r.context, registered_at: isoTime(r.registered_at) })) };
+    const live = new Set(rows.map((r) => r.sender));
+    // Fetched past the cap by the live names, which the filter drops.
+    const offline = ctx.db
+      .all<{ name: string }>('SELECT name FROM known_names ORDER BY name LIMIT ?', [DISCOVER_OFFLINE_MAX + 1 + live.size])
+      .map((r) => r.name)
+      .filter((name) => !live.has(name));
+    return {
+      sessions: rows.map((r) => ({ display_name: r.sender, context: r.context, registered_at: isoTime(r.registered_at) })),
+      offline: offline.slice(0, DISCOVER_OFFLINE_MAX),
+      offline_more: offline.length > DISCOVER_OFFLINE_MAX,
+    };
   });
 }

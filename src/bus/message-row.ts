@@ -32,11 +32,16 @@ export interface MessageRow {
   memory_id: number | null;
   /** The revision number on a memory revision, else null. */
   revision: number | null;
+  /** A direct message only: JSON array of its addressees in `to` order; null on every other message. */
+  direct_to: string | null;
 }
 
-/** The select list for MessageRow, for a table aliased `m`. */
-export const MESSAGE_COLUMNS =
-  'm.seq, m.channel, m.sender, m.context, m.created_at, m.type, m.content, m.reply_to, m.metadata, m.refs, m.memory_id, m.revision';
+/**
+ * The select list for MessageRow, for a table aliased `m`. A direct message's
+ * addressees are a column of its own row (written once by send, in `to`
+ * order), so a read needs no aggregate, whose spelling differs by engine.
+ */
+export const MESSAGE_COLUMNS = `m.seq, m.channel, m.sender, m.context, m.created_at, m.type, m.content, m.reply_to, m.metadata, m.refs, m.memory_id, m.revision, m.direct_to`;
 
 export const MessageOutput = v.object({
   seq: v.number(),
@@ -54,6 +59,10 @@ export const MessageOutput = v.object({
   memory_id: v.optional(v.number()),
   /** Memories only: 1 for the first revision, then 2, 3, ... */
   revision: v.optional(v.number()),
+  /** Direct messages only: always true (their channel is "@direct"). */
+  direct: v.optional(v.literal(true)),
+  /** Direct messages only: the display names it was sent to, in the sender's order. */
+  to: v.optional(v.array(v.string())),
 });
 export type Message = v.InferOutput<typeof MessageOutput>;
 
@@ -74,6 +83,10 @@ export function toMessage(row: MessageRow): Message {
   if (row.memory_id !== null && row.revision !== null) {
     message.memory_id = row.memory_id;
     message.revision = row.revision;
+  }
+  if (row.direct_to !== null) {
+    message.direct = true;
+    message.to = JSON.parse(row.direct_to) as string[];
   }
   return message;
 }

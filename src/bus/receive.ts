@@ -16,8 +16,16 @@
  *    ceiling is delivered alone). Each contributing subscription's
  *    pending_end_seq is its highest delivered seq, under one new token.
  * 5. With nothing available and wait_seconds > 0, wait for a commit (see
- *    change-waiter.ts) and look again until the deadline. While waiting, a
+ *    change-waiter.ts: the common bell, and this name's bell, which only
+ *    direct messages to it ring) and look again until the deadline. While waiting, a
  *    look is a read; only a look that finds something writes.
+ *
+ * Direct messages (sql/0012) to `as` are merged in by seq at steps 3 and 4
+ * whatever the subscriptions and the `channels` filter: each is delivered
+ * under the same batch token and acknowledged with it, but by its own state
+ * row rather than a cursor. With `reply_to`, only the direct replies to that
+ * seq are delivered (ask-and-wait); the subscriptions and the other direct
+ * messages are left as they were.
  *
  * A gap (cursor below the channel's eviction boundary) is reported once and
  * the cursor moves up to the boundary: delivery resumes at the oldest
@@ -29,6 +37,10 @@ import * as v from 'valibot';
 import type { BusContext } from './bus-context.js';
 import { BusError } from './bus-error.js';
 import { createPollingWaiter, type ChangeWaiter } from './change-waiter.js';
+import { lastSeq } from './channels.js';
+import { deliverableAfter } from './deliverable.js';
+import { acknowledgeDirect, directSeqs, hasDirect, markDelivered, returnUndelivered, selectDirect } from './direct-recipients.js';
+import { SeqField } from './envelope.js';
 import { AsField, requireSession } from './identity.js';
 import { fitToCeiling, HARD_RESULT_CEILING_BYTES, MESSAGE_COLUMNS, MessageOutput, toMessage, type Message, type MessageRow } from './message-row.js';
 import { ChannelNameField } from './names.js';
@@ -80,10 +92,18 @@ export const ReceiveInput = v.strictObject({
       v.array(ChannelNameField, 'must be an array of channel names you subscribed to'),
       v.minLength(1, 'must name at least one channel; omit it to receive from all your subscriptions'),
       v.maxLength(256, 'must name at most 256 channels'),
-      v.description('Only these of your subscribed channels (default: all of them).'),
+      v.description('Only these of your subscribed channels (default: all of them). Direct messages to you come whatever this says.'),
     ),
   ),
   include_own: v.optional(v.pipe(v.boolean('must be true or false'), v.description('Also deliver your own messages (default false).')), false),
+  reply_to: v.optional(
+    v.pipe(
+      SeqField,
+      v.description(
+        'Ask and wait: deliver only the direct messages to you that reply to this seq (e.g. the question you just sent with `to`), waiting up to wait_seconds for one. Everything else stays deliverable to your next plain receive. Acknowledge with `ack` as usual.',
+      ),
+    ),
+  ),
 });
 export type ReceiveInput = v.InferInput<typeof ReceiveInput>;
 
@@ -134,6 +154,8 @@ interface Request {
   readonly count: number;
   /** The result byte ceiling. */
   readonly ceilingBytes: number;
+  /** Ask-and-wait: only direct replies to this seq; undefined for a plain receive. */
+  readonly replyTo: number | undefined;
 }
 
 interface Attempt {
@@ -143,7 +165,7 @@ interface Attempt {
   readonly notices: Notice[];
   /** The capacity notice as of this attempt, if set. */
   readonly capacity: Notice | undefined;
-  /** False when the sender has no subscription to look at, so waiting is pointless. */
+  /** False when the sender has no subscription to look at (only direct messages can come). */
   readonly subscribed: boolean;
 }
 
@@ -153,25 +175,13 @@ function newToken(): string {
 
 /**
  * Receives messages for `as`. Throws `validation` (including count above
- * receive_max_count, wait_seconds above receive_max_wait_seconds),
+ * receive_max_count, wait_seconds above receive_max_wait_seconds, a reply_to
+ * above the last seq handed out, reply_to with channels),
  * `not_registered`, `not_found` (a `channels` entry `as` is not subscribed to).
  */
 export async function receive(ctx: BusContext, rawInput: unknown, options: ReceiveOptions = {}): Promise<ReceiveResult> {
   const input = parseInput(ReceiveInput, rawInput);
-  const { config } = ctx;
-  if (input.count !== undefined && input.count > config.receive_max_count) {
-    throw invalid('count', `must be at most receive_max_count (${config.receive_max_count}); got ${input.count}`);
-  }
-  if (input.wait_seconds > config.receive_max_wait_seconds) {
-    throw invalid('wait_seconds', `must be at most receive_max_wait_seconds (${config.receive_max_wait_seconds}); got ${input.wait_seconds}`);
-  }
-  const request: Request = {
-    sender: input.as,
-    channels: input.channels === undefined ? undefined : [...new Set(input.channels)],
-    includeOwn: input.include_own,
-    count: input.count ?? config.receive_default_count,
-    ceilingBytes: Math.min(config.result_default_kib * 1024, HARD_RESULT_CEILING_BYTES),
-  };
+  const request = toRequest(ctx, input);
   const { signal, onProgress } = options;
   const waiter = options.waiter ?? createPollingWaiter();
   const notices: Notice[] = [];
@@ -183,10 +193,13 @@ export async function receive(ctx: BusContext, rawInput: unknown, options: Recei
 
   const finish = (attempt: Attempt | undefined, result?: ReceiveResult): ReceiveResult => {
     const all = [...notices, ...(attempt?.capacity === undefined ? [] : [attempt.capacity])];
-    return { ...(result ?? { messages: [], batch_token: null, redelivered: false }), notices: all };
+    const empty = { messages: [], batch_token: null, redelivered: false, ...(attempt === undefined ? {} : unsubscribedInstruction(attempt, request)) };
+    return { ...(result ?? empty), notices: all };
   };
 
   if (signal?.aborted) return finish(undefined);
+  // Direct messages ring only their addressees' bells: listen to this name's before the first look.
+  if (totalMs > 0) waiter.watchName?.(request.sender);
   let attempt = ctx.db.transaction(() => {
     const first = attemptReceive(ctx, request, input.ack);
     // Told once, in the first attempt: which of the caller's reservations others took over while it was stalled.
@@ -194,17 +207,8 @@ export async function receive(ctx: BusContext, rawInput: unknown, options: Recei
   });
   notices.push(...attempt.notices);
   if (attempt.result !== undefined) return finish(attempt, attempt.result);
-  if (!attempt.subscribed) {
-    return {
-      ...finish(attempt),
-      instruction:
-        request.channels === undefined
-          ? 'You are not subscribed to any channel: call subscribe (see list_channels) before receive.'
-          : 'You are not subscribed to any of these channels any more: call subscribe again.',
-    };
-  }
   for (let now = ctx.clock.monotonic(); now < deadline; ) {
-    await waiter.waitForChange(deadline - now, signal);
+    await waiter.waitForChange(deadline - now, signal, request.sender);
     if (signal?.aborted) return finish(attempt);
     now = ctx.clock.monotonic();
     if (onProgress !== undefined && now - lastProgress >= PROGRESS_INTERVAL_MS) {
@@ -220,15 +224,67 @@ export async function receive(ctx: BusContext, rawInput: unknown, options: Recei
   return finish(attempt);
 }
 
+/** The checks valibot cannot make, then the request every attempt works from. */
+function toRequest(ctx: BusContext, input: v.InferOutput<typeof ReceiveInput>): Request {
+  const { config } = ctx;
+  if (input.count !== undefined && input.count > config.receive_max_count) {
+    throw invalid('count', `must be at most receive_max_count (${config.receive_max_count}); got ${input.count}`);
+  }
+  if (input.wait_seconds > config.receive_max_wait_seconds) {
+    throw invalid('wait_seconds', `must be at most receive_max_wait_seconds (${config.receive_max_wait_seconds}); got ${input.wait_seconds}`);
+  }
+  if (input.reply_to !== undefined) {
+    if (input.channels !== undefined) throw invalid('reply_to', 'give reply_to or channels, not both: replies to a direct message come whatever the channel');
+    const last = ctx.db.read(() => lastSeq(ctx));
+    if (input.reply_to > last) throw invalid('reply_to', `no message has seq ${input.reply_to} yet (the latest is ${last}); pass the seq send returned for your question`);
+  }
+  return {
+    sender: input.as,
+    channels: input.channels === undefined ? undefined : [...new Set(input.channels)],
+    includeOwn: input.include_own,
+    count: input.count ?? config.receive_default_count,
+    ceilingBytes: Math.min(config.result_default_kib * 1024, HARD_RESULT_CEILING_BYTES),
+    replyTo: input.reply_to,
+  };
+}
+
+/** An empty plain receive by a name with no subscriptions says how to get channel messages (direct ones come anyway). */
+function unsubscribedInstruction(attempt: Attempt, request: Request): { instruction?: string } {
+  if (attempt.subscribed || request.replyTo !== undefined) return {};
+  return {
+    instruction:
+      request.channels === undefined
+        ? 'You are not subscribed to any channel, so only direct messages reach you: call subscribe (see list_channels) for channel messages.'
+        : 'You are not subscribed to any of these channels any more: call subscribe again.',
+  };
+}
+
 /** Steps 1–4 in one write transaction. `result` is undefined when nothing was delivered. */
 function attemptReceive(ctx: BusContext, request: Request, ack: string | undefined): Attempt {
-  const { db, config } = ctx;
   const { sender } = requireSession(ctx, request.sender);
   const now = ctx.clock.now();
   const notices: Notice[] = [];
+  let subs = touchSubscriptions(ctx, request, sender, now, notices);
+  if (ack !== undefined) {
+    acknowledge(ctx, sender, ack, now, notices);
+    subs = loadSubscriptions(ctx, sender, subs.map((s) => s.channel));
+  }
+  closeGaps(ctx, sender, subs, notices);
+  const base = { notices, capacity: capacityNotice(ctx), subscribed: subs.length > 0 };
+  if (request.replyTo !== undefined) return { ...base, result: deliverReplies(ctx, request, sender, request.replyTo, now) };
+  const again = redeliver(ctx, request, sender, subs, now);
+  if (again !== undefined) return { ...base, result: again };
+  return { ...base, result: deliverNew(ctx, request, sender, subs, now) };
+}
 
-  let subs = loadSubscriptions(ctx, sender, request.channels);
-  // Step 1a: subscriptions the tick expired while this sender was away, each reported once.
+/**
+ * Step 1: the subscriptions in the filter, after reporting the ones the tick
+ * expired, deleting the ones idle past cursor_idle_hours (both `expired`) and
+ * touching the rest. Throws `not_found` for a filter entry never subscribed.
+ */
+function touchSubscriptions(ctx: BusContext, request: Request, sender: string, now: number, notices: Notice[]): SubRow[] {
+  const { db, config } = ctx;
+  const subs = loadSubscriptions(ctx, sender, request.channels);
   const expiredByTick = takeExpiryMarkers(ctx, sender, request.channels);
   for (const channel of expiredByTick) notices.push(expiredNotice(channel, config.cursor_idle_hours));
   if (request.channels !== undefined) {
@@ -238,33 +294,32 @@ function attemptReceive(ctx: BusContext, request: Request, ack: string | undefin
       throw new BusError('not_found', `channels: you are not subscribed to "${missing}"; subscribe first, or leave it out`, { field: 'channels' });
     }
   }
-
-  // Step 1: expiry, then touch.
   const idleBefore = now - config.cursor_idle_hours * 3_600_000;
   for (const sub of subs.filter((s) => s.last_activity < idleBefore)) {
     db.run('DELETE FROM subscriptions WHERE sender = ? AND channel = ?', [sender, sub.channel]);
     notices.push(expiredNotice(sub.channel, config.cursor_idle_hours));
   }
-  subs = subs.filter((s) => s.last_activity >= idleBefore);
-  for (const sub of subs) db.run('UPDATE subscriptions SET last_activity = ? WHERE sender = ? AND channel = ?', [now, sender, sub.channel]);
+  const kept = subs.filter((s) => s.last_activity >= idleBefore);
+  for (const sub of kept) db.run('UPDATE subscriptions SET last_activity = ? WHERE sender = ? AND channel = ?', [now, sender, sub.channel]);
+  return kept;
+}
 
-  // Step 2: acknowledge across all of this sender's subscriptions.
-  if (ack !== undefined) {
-    const { changes } = db.run(
-      `UPDATE subscriptions SET cursor_seq = ${db.capabilities.dialect.greatest}(cursor_seq, pending_end_seq), pending_token = NULL, pending_end_seq = NULL
-        WHERE sender = ? AND pending_token = ?`,
-      [sender, ack],
-    );
-    if (changes === 0) {
-      notices.push({
-        kind: 'ack_ignored',
-        message: 'The ack token matches no pending batch (already acknowledged, or replaced); nothing was acknowledged. Acknowledge with the batch_token of your latest receive.',
-      });
-    }
-    subs = loadSubscriptions(ctx, sender, subs.map((s) => s.channel));
-  }
+/** Step 2: acknowledge the batch `ack` across all of this sender's subscriptions and direct messages. */
+function acknowledge(ctx: BusContext, sender: string, ack: string, now: number, notices: Notice[]): void {
+  const { changes } = ctx.db.run(
+    `UPDATE subscriptions SET cursor_seq = ${ctx.db.capabilities.dialect.greatest}(cursor_seq, pending_end_seq), pending_token = NULL, pending_end_seq = NULL
+      WHERE sender = ? AND pending_token = ?`,
+    [sender, ack],
+  );
+  if (changes + acknowledgeDirect(ctx.db, sender, ack, now) > 0) return;
+  notices.push({
+    kind: 'ack_ignored',
+    message: 'The ack token matches no pending batch (already acknowledged, or replaced); nothing was acknowledged. Acknowledge with the batch_token of your latest receive.',
+  });
+}
 
-  // Gaps: report once and move the cursor to the eviction boundary.
+/** Gaps: report once and move the cursor to the eviction boundary. */
+function closeGaps(ctx: BusContext, sender: string, subs: SubRow[], notices: Notice[]): void {
   for (const sub of subs) {
     const boundary = sub.evicted_before_seq - 1;
     if (sub.cursor_seq >= boundary) continue;
@@ -278,7 +333,7 @@ function attemptReceive(ctx: BusContext, request: Request, ack: string | undefin
       sub.pending_token = null;
       sub.pending_end_seq = null;
     }
-    db.run('UPDATE subscriptions SET cursor_seq = ?, pending_token = ?, pending_end_seq = ? WHERE sender = ? AND channel = ?', [
+    ctx.db.run('UPDATE subscriptions SET cursor_seq = ?, pending_token = ?, pending_end_seq = ? WHERE sender = ? AND channel = ?', [
       sub.cursor_seq,
       sub.pending_token,
       sub.pending_end_seq,
@@ -286,42 +341,20 @@ function attemptReceive(ctx: BusContext, request: Request, ack: string | undefin
       sub.channel,
     ]);
   }
+}
 
-  const capacity = capacityNotice(ctx);
-  const base = { notices, capacity, subscribed: subs.length > 0 };
-
-  // Step 3: redeliver an unacknowledged batch.
+/**
+ * Step 3: the unacknowledged batch again (channel messages up to each
+ * pending end, direct messages still delivered), under its token when it had
+ * one, else a new one. A batch of which nothing survives is done: its
+ * subscriptions advance (and `subs` with them) and undefined is returned.
+ */
+function redeliver(ctx: BusContext, request: Request, sender: string, subs: SubRow[], now: number): ReceiveResult | undefined {
   const pending = subs.filter((s) => s.pending_token !== null);
-  if (pending.length > 0) {
-    const rows = pending.flatMap((s) => selectRows(ctx, s, request, s.pending_end_seq));
-    const picked = pick(rows, request);
-    if (picked.messages.length > 0) {
-      const tokens = new Set(pending.map((s) => s.pending_token));
-      const token = tokens.size === 1 ? pending[0]!.pending_token! : newToken();
-      for (const sub of pending) {
-        const highest = highestDelivered(picked.messages, sub.channel);
-        // Untruncated, the old end stands (it may sit past skipped own or tombstoned rows);
-        // truncated, the batch shrinks to what was actually delivered again.
-        if (!picked.truncated) {
-          if (highest === undefined) advance(ctx, sender, sub.channel, sub.pending_end_seq!);
-          else setPending(ctx, sender, sub.channel, token, sub.pending_end_seq!);
-        } else if (highest === undefined) {
-          setPending(ctx, sender, sub.channel, null, null);
-        } else {
-          setPending(ctx, sender, sub.channel, token, highest);
-        }
-      }
-      return {
-        ...base,
-        result: {
-          messages: picked.messages,
-          batch_token: token,
-          redelivered: true,
-          notices: [],
-          instruction: `These messages were delivered before but not acknowledged: pass ack: "${token}" on your next receive to acknowledge them.`,
-        },
-      };
-    }
+  const direct = selectDirect(ctx.db, sender, { state: 'delivered' }, request.count + 1);
+  if (pending.length === 0 && direct.length === 0) return undefined;
+  const picked = pick([...pending.flatMap((s) => selectRows(ctx, s, request, s.pending_end_seq)), ...direct], request);
+  if (picked.messages.length === 0) {
     // Nothing of the batch survives (evicted, tombstoned or own): it is done.
     for (const sub of pending) {
       advance(ctx, sender, sub.channel, sub.pending_end_seq!);
@@ -329,18 +362,70 @@ function attemptReceive(ctx: BusContext, request: Request, ack: string | undefin
       sub.pending_token = null;
       sub.pending_end_seq = null;
     }
+    return undefined;
   }
+  const tokens = new Set([...pending.map((s) => s.pending_token!), ...direct.map((d) => d.direct_token!)]);
+  const token = tokens.size === 1 ? [...tokens][0]! : newToken();
+  for (const sub of pending) {
+    const highest = highestDelivered(picked.messages, sub.channel);
+    // Untruncated, the old end stands (it may sit past skipped own or tombstoned rows);
+    // truncated, the batch shrinks to what was actually delivered again.
+    if (!picked.truncated) {
+      if (highest === undefined) advance(ctx, sender, sub.channel, sub.pending_end_seq!);
+      else setPending(ctx, sender, sub.channel, token, sub.pending_end_seq!);
+    } else if (highest === undefined) {
+      setPending(ctx, sender, sub.channel, null, null);
+    } else {
+      setPending(ctx, sender, sub.channel, token, highest);
+    }
+  }
+  const seqs = directSeqs(picked.messages);
+  markDelivered(ctx.db, sender, seqs, token, now);
+  returnUndelivered(ctx.db, sender, seqs);
+  return {
+    messages: picked.messages,
+    batch_token: token,
+    redelivered: true,
+    notices: [],
+    instruction: `These messages were delivered before but not acknowledged: pass ack: "${token}" on your next receive to acknowledge them.`,
+  };
+}
 
-  // Step 4: a new batch.
-  const rows = subs.flatMap((s) => selectRows(ctx, s, request, null));
-  const picked = pick(rows, request);
-  if (picked.messages.length === 0) return { ...base, result: undefined };
+/** Step 4: a new batch of channel messages after each cursor and unread direct messages, merged by seq. */
+function deliverNew(ctx: BusContext, request: Request, sender: string, subs: readonly SubRow[], now: number): ReceiveResult | undefined {
+  const direct = selectDirect(ctx.db, sender, { state: 'unread' }, request.count + 1);
+  const picked = pick([...subs.flatMap((s) => selectRows(ctx, s, request, null)), ...direct], request);
+  if (picked.messages.length === 0) return undefined;
   const token = newToken();
   for (const sub of subs) {
     const highest = highestDelivered(picked.messages, sub.channel);
     if (highest !== undefined) setPending(ctx, sender, sub.channel, token, highest);
   }
-  return { ...base, result: { messages: picked.messages, batch_token: token, redelivered: false, notices: [] } };
+  markDelivered(ctx.db, sender, directSeqs(picked.messages), token, now);
+  return { messages: picked.messages, batch_token: token, redelivered: false, notices: [] };
+}
+
+/**
+ * Ask-and-wait: the direct replies to `replyTo` not yet acknowledged, under a
+ * new token. Only direct messages can be taken out of order like this: a
+ * channel cursor delivers in seq order, so taking one reply out of the middle
+ * would skip or repeat the messages around it.
+ */
+function deliverReplies(ctx: BusContext, request: Request, sender: string, replyTo: number, now: number): ReceiveResult | undefined {
+  const rows = selectDirect(ctx.db, sender, { state: 'open', replyTo }, request.count + 1);
+  const picked = pick(rows, request);
+  if (picked.messages.length === 0) return undefined;
+  const token = newToken();
+  const seqs = directSeqs(picked.messages);
+  const before = new Set(rows.filter((r) => r.direct_token !== null).map((r) => r.seq));
+  markDelivered(ctx.db, sender, seqs, token, now);
+  return {
+    messages: picked.messages,
+    batch_token: token,
+    redelivered: seqs.every((seq) => before.has(seq)),
+    notices: [],
+    instruction: `Replies to seq ${replyTo}: pass ack: "${token}" on your next receive to acknowledge them; your other messages are still waiting there.`,
+  };
 }
 
 function expiredNotice(channel: string, idleHours: number): Notice {
@@ -376,12 +461,8 @@ function loadSubscriptions(ctx: BusContext, sender: string, channels: readonly s
 
 // One row past `count` per channel tells `pick` whether the batch was cut short.
 function selectRows(ctx: BusContext, sub: SubRow, request: Request, upTo: number | null): MessageRow[] {
-  return ctx.db.all<MessageRow>(
-    `SELECT ${MESSAGE_COLUMNS} FROM messages m
-      WHERE m.channel = ? AND m.seq > ? AND m.seq <= ? AND m.tombstone = 0 AND (? OR m.sender != ?)
-      ORDER BY m.seq LIMIT ?`,
-    [sub.channel, sub.cursor_seq, upTo ?? Number.MAX_SAFE_INTEGER, request.includeOwn ? 1 : 0, request.sender, request.count + 1],
-  );
+  const rule = deliverableAfter(sub.channel, sub.cursor_seq, request.sender, { includeOwn: request.includeOwn, upTo: upTo ?? undefined });
+  return ctx.db.all<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE ${rule.sql} ORDER BY m.seq LIMIT ?`, [...rule.params, request.count + 1]);
 }
 
 function pick(rows: MessageRow[], request: Request): { messages: Message[]; truncated: boolean } {
@@ -416,13 +497,12 @@ function capacityNotice(ctx: BusContext): Notice | undefined {
 /** Whether a write attempt would deliver something now: a cheap read used while waiting. */
 function available(ctx: BusContext, request: Request): boolean {
   requireSession(ctx, request.sender);
+  if (request.replyTo !== undefined) return hasDirect(ctx.db, request.sender, { state: 'open', replyTo: request.replyTo });
+  if (hasDirect(ctx.db, request.sender, { state: 'open' })) return true;
   const subs = loadSubscriptions(ctx, request.sender, request.channels);
-  return subs.some(
-    (s) =>
-      s.pending_token !== null ||
-      ctx.db.get(
-        `SELECT 1 FROM messages m WHERE m.channel = ? AND m.seq > ? AND m.tombstone = 0 AND (? OR m.sender != ?) LIMIT 1`,
-        [s.channel, s.cursor_seq, request.includeOwn ? 1 : 0, request.sender],
-      ) !== undefined,
-  );
+  return subs.some((s) => {
+    if (s.pending_token !== null) return true;
+    const rule = deliverableAfter(s.channel, s.cursor_seq, request.sender, { includeOwn: request.includeOwn });
+    return ctx.db.get(`SELECT 1 AS one FROM messages m WHERE ${rule.sql} LIMIT 1`, rule.params) !== undefined;
+  });
 }

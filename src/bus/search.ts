@@ -31,6 +31,7 @@ import { vectorCacheFor, type StoredVector } from '../embeddings/vector-cache.js
 import { decodeVector, dot } from '../embeddings/vector-codec.js';
 import type { BusContext } from './bus-context.js';
 import { requireChannel } from './channels.js';
+import { directVisibleTo } from './direct-recipients.js';
 import { SeqField } from './envelope.js';
 import { AsField, requireSession } from './identity.js';
 import { fitToCeiling, MESSAGE_COLUMNS, MessageOutput, toMessage, type Message, type MessageRow } from './message-row.js';
@@ -132,6 +133,8 @@ interface Filters {
   readonly untilMs?: number | undefined;
   /** Only this seq and the messages whose reply_to chain leads to it. */
   readonly thread?: number | undefined;
+  /** Direct messages only when this display name sent or is addressed by them; undefined (a person's reader) sees all. */
+  readonly reader?: string | undefined;
 }
 
 /**
@@ -141,7 +144,7 @@ interface Filters {
  */
 export async function search(ctx: BusContext, rawInput: unknown): Promise<SearchResult> {
   const input = parseInput(SearchInput, rawInput);
-  return runSearch(ctx, input, () => requireSession(ctx, input.as));
+  return runSearch(ctx, input, () => requireSession(ctx, input.as), input.as);
 }
 
 /** The search's fields without `as`: what a reader that is not a session (the console) passes to runSearch. */
@@ -159,11 +162,12 @@ export async function searchAsReader(ctx: BusContext, rawInput: unknown): Promis
 /**
  * The search itself, for a validated query. `check` runs before the work and
  * again inside the read transaction (the MCP tool passes its session check;
- * the console, which reads without registering, passes a no-op).
+ * the console, which reads without registering, passes a no-op). With
+ * `reader`, direct messages show only to their sender and addressees.
  */
-export async function runSearch(ctx: BusContext, input: SearchQuery, check: () => void): Promise<SearchResult> {
+export async function runSearch(ctx: BusContext, input: SearchQuery, check: () => void, reader?: string): Promise<SearchResult> {
   check();
-  const filters = parseFilters(ctx, input);
+  const filters = { ...parseFilters(ctx, input), reader };
   const settings = embeddingSettings(ctx.config);
   const asked: SearchMode = input.mode ?? (settings === undefined ? 'text' : 'both');
   const fingerprint = searchFingerprint({
@@ -314,6 +318,11 @@ function filterSql(ctx: BusContext, filters: Filters, threadSeqs: readonly numbe
   if (filters.untilMs !== undefined) {
     conditions.push('m.created_at < ?');
     params.push(filters.untilMs);
+  }
+  if (filters.reader !== undefined) {
+    const visible = directVisibleTo(filters.reader);
+    conditions.push(visible.sql);
+    params.push(...visible.params);
   }
   if (threadSeqs !== undefined) {
     conditions.push(`m.seq IN (${ctx.db.capabilities.dialect.jsonIntegers})`);

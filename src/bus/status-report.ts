@@ -5,6 +5,7 @@
  * command's (src/cli/status-command.ts); the console sends it as JSON.
  */
 import type { Clock } from '../clock.js';
+import { DIRECT_CHANNEL } from './direct-addressees.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { embeddingBacklog } from '../embeddings/embedding-pass.js';
@@ -79,7 +80,8 @@ function readReservations(db: Database, clock: Clock): StatusReservation[] {
 /**
  * Every channel with its live message and subscriber counts. The message
  * counts come from the counters migration 0011 keeps by trigger; a file from
- * before it (read, never migrated, by status) is counted row by row.
+ * before it (read, never migrated, by status) is counted row by row. The
+ * reserved channel of direct messages is not one of them.
  */
 export function channelCounts(db: Database): StatusReport['channels'] {
   const counted = db.get("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'channel_message_counts'") !== undefined;
@@ -89,7 +91,8 @@ export function channelCounts(db: Database): StatusReport['channels'] {
   return db.all<{ name: string; kind: string; messages: number; subscribers: number }>(
     `SELECT c.name, c.kind, ${messages} AS messages,
        (SELECT count(*) FROM subscriptions s WHERE s.channel = c.name) AS subscribers
-     FROM channels c ORDER BY c.name`,
+     FROM channels c WHERE c.name <> ? ORDER BY c.name`,
+    [DIRECT_CHANNEL],
   );
 }
 

@@ -7,6 +7,7 @@
  * pushes. Call it inside a read (or write) transaction.
  */
 import type { BusContext } from './bus-context.js';
+import { deliverableAfter } from './deliverable.js';
 
 /** Counting stops here: a nudge says "1000+" rather than scanning a huge backlog on every commit. */
 export const UNREAD_COUNT_CAP = 1000;
@@ -52,25 +53,20 @@ export function unreadSummary(ctx: Pick<BusContext, 'db' | 'config' | 'clock'>, 
   );
   return subs.map((sub) => {
     const deliveredEnd = Math.max(sub.cursor_seq, sub.pending_end_seq ?? sub.cursor_seq);
+    const after = deliverableAfter(sub.channel, deliveredEnd, sender);
     const counted =
-      db.get<{ n: number }>(
-        `SELECT count(*) AS n FROM (SELECT 1 FROM messages WHERE channel = ? AND seq > ? AND tombstone = 0 AND sender != ? LIMIT ${UNREAD_COUNT_CAP + 1})`,
-        [sub.channel, deliveredEnd, sender],
-      )?.n ?? 0;
+      db.get<{ n: number }>(`SELECT count(*) AS n FROM (SELECT 1 FROM messages m WHERE ${after.sql} LIMIT ${UNREAD_COUNT_CAP + 1})`, after.params)?.n ?? 0;
     const newestRow =
       counted === 0
         ? undefined
         : db.get<{ seq: number; sender: string; content: string; created_at: number }>(
-            'SELECT seq, sender, content, created_at FROM messages WHERE channel = ? AND seq > ? AND tombstone = 0 AND sender != ? ORDER BY seq DESC LIMIT 1',
-            [sub.channel, deliveredEnd, sender],
+            `SELECT m.seq, m.sender, m.content, m.created_at FROM messages m WHERE ${after.sql} ORDER BY m.seq DESC LIMIT 1`,
+            after.params,
           );
     let unacked: UnreadSubscription['unacked'];
     if (sub.pending_token !== null && sub.pending_end_seq !== null) {
-      const count =
-        db.get<{ n: number }>(
-          'SELECT count(*) AS n FROM messages WHERE channel = ? AND seq > ? AND seq <= ? AND tombstone = 0 AND sender != ?',
-          [sub.channel, sub.cursor_seq, sub.pending_end_seq, sender],
-        )?.n ?? 0;
+      const batch = deliverableAfter(sub.channel, sub.cursor_seq, sender, { upTo: sub.pending_end_seq });
+      const count = db.get<{ n: number }>(`SELECT count(*) AS n FROM messages m WHERE ${batch.sql}`, batch.params)?.n ?? 0;
       if (count > 0) unacked = { count, batchToken: sub.pending_token, endSeq: sub.pending_end_seq };
     }
     return {
@@ -93,4 +89,40 @@ export function previewText(content: string, max = 160): string {
   const code = flat.charCodeAt(cut - 1);
   if (code >= 0xd800 && code <= 0xdbff) cut--;
   return `${flat.slice(0, cut)}…`;
+}
+
+export interface UnreadDirect {
+  /** Direct messages to the name not yet delivered, at most UNREAD_COUNT_CAP. */
+  readonly unread: number;
+  /** True when there are more than `unread`. */
+  readonly unreadCapped: boolean;
+  /** The newest undelivered direct message, when `unread` > 0. */
+  readonly newest: UnreadMessage | undefined;
+  /** Direct messages delivered to the name but not acknowledged. */
+  readonly unacked: number;
+}
+
+/** What `addressee` has not read of its direct messages (sql/0012), without touching anything. Call it inside a read. */
+export function unreadDirect(ctx: Pick<BusContext, 'db'>, addressee: string): UnreadDirect {
+  const { db } = ctx;
+  const counted =
+    db.get<{ n: number }>(
+      `SELECT count(*) AS n FROM (SELECT 1 FROM direct_recipients d WHERE d.addressee = ? AND d.state = 'unread' LIMIT ${UNREAD_COUNT_CAP + 1})`,
+      [addressee],
+    )?.n ?? 0;
+  const newest =
+    counted === 0
+      ? undefined
+      : db.get<{ seq: number; sender: string; content: string; created_at: number }>(
+          `SELECT m.seq, m.sender, m.content, m.created_at FROM direct_recipients d JOIN messages m ON m.seq = d.seq
+            WHERE d.addressee = ? AND d.state = 'unread' ORDER BY d.seq DESC LIMIT 1`,
+          [addressee],
+        );
+  const unacked = db.get<{ n: number }>(`SELECT count(*) AS n FROM direct_recipients d WHERE d.addressee = ? AND d.state = 'delivered'`, [addressee])?.n ?? 0;
+  return {
+    unread: Math.min(counted, UNREAD_COUNT_CAP),
+    unreadCapped: counted > UNREAD_COUNT_CAP,
+    newest: newest === undefined ? undefined : { seq: newest.seq, sender: newest.sender, content: newest.content, createdAt: newest.created_at },
+    unacked,
+  };
 }

@@ -23,8 +23,8 @@ import type { CliIo } from './cli-io.js';
 export async function withPersonContext<T>(config: Config, io: CliIo, name: string, use: (ctx: BusContext, as: string) => Promise<T>): Promise<T> {
   const { db } = await openBusDatabase(config, io);
   const log = createFileLogger(config.data_directory, config.log_level);
-  const announce = (): void => {
-    if (!ringBell(config.data_directory)) log.debug('ringing the bell failed: waiters hear this commit at the poll', { dataDir: config.data_directory });
+  const announce = (addressees?: readonly string[]): void => {
+    if (!ringBell(config.data_directory, addressees)) log.debug('ringing the bell failed: waiters hear this commit at the poll', { dataDir: config.data_directory });
   };
   try {
     return await asPerson(

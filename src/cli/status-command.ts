@@ -3,6 +3,8 @@
  * one JSON object with `--json`.
  */
 import { dirname } from 'node:path';
+import { DIRECT_CHANNEL } from '../bus/direct-addressees.js';
+import { liveReservations } from '../liveness/reservations-live.js';
 import { repositoryLabel } from '../bus/reservations-repository.js';
 import { readReport, type StatusReport, type StatusReservation } from '../bus/status-report.js';
 import type { Config } from '../config.js';

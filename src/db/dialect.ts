@@ -21,6 +21,8 @@ export interface Dialect {
   readonly greatest: 'max' | 'GREATEST';
   /** A query with two `?` parameters, a table and a column name, returning a row exactly when that table has that column (readers of older schemas probe with it). */
   readonly columnExists: string;
+  /** The hint after a table name that makes the planner use `index` (SQLite without statistics needs it; a planner with statistics gets none). */
+  indexedBy(index: string): string;
   /** A subquery for `IN (...)`: the integers of the JSON array text given as its one `?` parameter. */
   readonly jsonIntegers: string;
   /** A condition: the values `first` and `second` are one of the [x, y] pairs of the JSON array text bound as the named parameter `param` (`:name`). */
@@ -45,6 +47,7 @@ export const SQLITE_DIALECT: Dialect = {
   lastSeq: "SELECT seq FROM sqlite_sequence WHERE name = 'messages'",
   greatest: 'max',
   columnExists: 'SELECT 1 AS present FROM pragma_table_info(?) WHERE name = ?',
+  indexedBy: (index) => `INDEXED BY ${index}`,
   jsonIntegers: 'SELECT value FROM json_each(?)',
   jsonPairIn: (param, first, second) =>
     `EXISTS (SELECT 1 FROM json_each(${param}) j WHERE json_extract(j.value, '$[0]') = ${first} AND json_extract(j.value, '$[1]') = ${second})`,

@@ -466,7 +466,7 @@ function settleFile(path: string, dataDir: string, plan: OpenPlan, attempt: numb
 }
 
 /** On the open connection: a new file's first pragmas, the lost-schema refusal, the pragmas and the migrations (with a backup first when upgrading). */
-function migrateOpened(db: Database, created: boolean, dataDir: string, migrations: ReturnType<typeof loadMigrations>, options: OpenDatabaseOptions, now: () => number): MigrationReport {
+function migrateOpened(db: Database<SqliteCapabilities>, created: boolean, dataDir: string, migrations: ReturnType<typeof loadMigrations>, options: OpenDatabaseOptions, now: () => number): MigrationReport {
   if (created) {
     initialiseNewFile(db, db.capabilities.lockProtocol);
     // Messages are private to this user; SQLite gives -wal and -shm the main file's mode.

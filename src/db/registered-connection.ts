@@ -4,11 +4,11 @@
  * registry entry, so a conversion or restore stops seeing it the moment it is
  * closed. Everything else is the driver's connection, passed through.
  */
-import type { Connection, DriverCapabilities, Statement } from './driver.js';
+import type { Connection, SqliteCapabilities, Statement } from './driver.js';
 
-export class RegisteredConnection implements Connection {
+export class RegisteredConnection implements Connection<SqliteCapabilities> {
   constructor(
-    private readonly connection: Connection,
+    private readonly connection: Connection<SqliteCapabilities>,
     private readonly unregister: () => void,
   ) {}
 
@@ -16,7 +16,7 @@ export class RegisteredConnection implements Connection {
     return this.connection.path;
   }
 
-  get capabilities(): DriverCapabilities {
+  get capabilities(): SqliteCapabilities {
     return this.connection.capabilities;
   }
 

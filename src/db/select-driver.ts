@@ -2,7 +2,7 @@
  * The one module under src/ that imports drivers/. Everything else reaches a
  * driver through the Driver contract it returns.
  */
-import type { DriverLoadResult, DriverName, LockProtocol } from './driver.js';
+import type { DriverCapabilities, DriverLoadResult, DriverName, LockProtocol } from './driver.js';
 import { REINSTALL } from './open-messages.js';
 
 /** What a user may ask for: a driver by name, or `auto`. */

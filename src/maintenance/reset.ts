@@ -9,16 +9,19 @@
  * flight) must never come to name a different message afterwards.
  */
 import { HOLDER_COLUMNS, judgeHolder, observer, type SessionHolder } from '../liveness/session-liveness.js';
+import { DIRECT_CHANNEL } from '../db/direct-channel.js';
 import type { Clock } from '../clock.js';
 import type { Database } from '../db/database.js';
 
 /**
- * The channels a new database starts with (seeded by sql/0001_schema.sql);
- * a reset database must look like a new one, so they are seeded again.
+ * The channels a new database starts with (seeded by sql/0001_schema.sql, and
+ * the reserved '@direct' of direct messages by sql/0012); a reset database
+ * must look like a new one, so they are seeded again.
  */
 export const DEFAULT_CHANNELS: readonly { readonly name: string; readonly kind: 'ordinary' | 'memory' }[] = [
   { name: 'general', kind: 'ordinary' },
   { name: 'memory', kind: 'memory' },
+  { name: DIRECT_CHANNEL, kind: 'ordinary' },
 ];
 
 /** Bus tables in the order they are emptied: dependants before what they reference. */
@@ -30,6 +33,8 @@ export const BUS_TABLES = [
   'subscriptions',
   'session_sightings',
   'sessions',
+  'known_names',
+  'direct_recipients',
   'messages',
   'channels',
   'notices',

@@ -136,7 +136,7 @@ async function openBus(shared: Shared): Promise<BusContext> {
     defaultContext: basename(options.cwd) || 'unknown',
     workingDirectory: options.cwd,
     rateLimiter: new RateLimiter(config),
-    announce: () => waiter.announce(),
+    announce: (addressees) => waiter.announce(addressees),
   };
 }
 

@@ -62,7 +62,7 @@ export function webBus(opened: OpenedBus, config: Config, io: WebIo, log: Logger
     log,
     defaultContext: basename(io.cwd) || 'unknown',
     rateLimiter: new RateLimiter(config),
-    announce: () => waiter.announce(),
+    announce: (addressees) => waiter.announce(addressees),
   };
   const lastSeq = (): number => db.get<{ seq: number | null }>('SELECT max(seq) AS seq FROM messages')?.seq ?? 0;
   return {

@@ -35,7 +35,7 @@ describe('create_channel', () => {
     // `channel` is the field of every other operation; create_channel takes `name`, as in the design.
     const misnamed = await expectError(() => createChannel(a, { as: 'Sam', channel: 'ok' }), BusError);
     expect([misnamed.code, misnamed.field]).toEqual(['validation', 'name']);
-    expect(a.db.get('SELECT count(*) AS n FROM channels')).toEqual({ n: 2 }); // only the two default channels
+    expect(a.db.get('SELECT count(*) AS n FROM channels')).toEqual({ n: 3 }); // only the two default channels and the reserved '@direct'
   });
 });
 
@@ -94,7 +94,7 @@ describe('subscribe and unsubscribe', () => {
       expect(error.code).toBe('not_found');
       expect(error.field).toBe('channel');
     }
-    expect(a.db.get('SELECT count(*) AS n FROM channels')).toEqual({ n: 2 }); // only the two default channels
+    expect(a.db.get('SELECT count(*) AS n FROM channels')).toEqual({ n: 3 }); // only the two default channels and the reserved '@direct'
   });
 
   it('unsubscribe drops the cursor and the pending batch', async () => {

@@ -159,9 +159,10 @@ describe('receive and acknowledge', () => {
     expect((await expectError(() => receive(b, { as: 'Sam' }), BusError)).code).toBe('not_registered');
   });
 
-  it('tells a sender with no subscriptions to subscribe, without waiting', async () => {
+  it('tells a sender with no subscriptions to subscribe, after waiting for direct messages, which reach it anyway', async () => {
     const { a } = await setup();
-    const result = await receive(a, { as: 'Sam', wait_seconds: 60 });
+    // The test clock stands still, so the wait ends by its signal, as a cancelled call would.
+    const result = await receive(a, { as: 'Sam', wait_seconds: 60 }, { signal: AbortSignal.timeout(300) });
     expect(result.messages).toEqual([]);
     expect(result.instruction).toContain('subscribe');
   });

@@ -12,7 +12,7 @@ import { expectError } from '../support/expect-error.js';
 import { fixturePath, runFixture } from '../support/child-process.js';
 import { openTestDatabase, otherProtocol, tempDir, testDriver } from '../support/test-driver.js';
 
-const SCHEMA_TABLES = ['channel_message_counts', 'channels', 'embeddings', 'expired_subscriptions', 'leases', 'memory_generation', 'messages', 'messages_fts', 'notices', 'receipts', 'reservation_takeovers', 'reservations', 'schema_migrations', 'session_sightings', 'sessions', 'subscriptions'];
+const SCHEMA_TABLES = ['channel_message_counts', 'channels', 'direct_recipients', 'embeddings', 'expired_subscriptions', 'known_names', 'leases', 'memory_generation', 'messages', 'messages_fts', 'notices', 'receipts', 'reservation_takeovers', 'reservations', 'schema_migrations', 'session_sightings', 'sessions', 'subscriptions'];
 /** Every shipped migration version, ascending: a new database applies them all. */
 const SHIPPED = loadMigrations(defaultMigrationsDir()).map((m) => m.version);
 

@@ -47,17 +47,20 @@ describe('the schema', () => {
     expect(postgres.at(-1)?.version).toBe(sqlite.at(-1)?.version);
   });
 
-  it('a new database gets the baseline, recorded in schema_migrations; the next open applies nothing', async () => {
+  it('a new database gets the baseline and every later version, recorded in schema_migrations; the next open applies nothing', async () => {
+    const versions = loadMigrations(postgresMigrationsDir()).map((m) => m.version);
+    expect(versions[0]).toBe(11);
     const url = await freshDatabase();
     const first = await open(url);
     expect(first.created).toBe(true);
-    expect(first.migrations.applied).toEqual([11]);
-    expect(first.migrations.version).toBe(11);
-    expect(first.db.all('SELECT name FROM channels ORDER BY name')).toEqual([{ name: 'general' }, { name: 'memory' }]);
+    expect(first.migrations.applied).toEqual(versions);
+    expect(first.migrations.version).toBe(versions.at(-1));
+    // The baseline's two channels, and the reserved channel of direct messages (0012).
+    expect(first.db.all('SELECT name FROM channels ORDER BY name')).toEqual([{ name: '@direct' }, { name: 'general' }, { name: 'memory' }]);
     first.db.close();
     const again = await open(url);
     expect(again.created).toBe(false);
-    expect(again.migrations).toMatchObject({ applied: [], version: 11 });
+    expect(again.migrations).toMatchObject({ applied: [], version: versions.at(-1) });
   });
 
   it("the baseline's triggers keep the counters and clear a former owner's process identity, as on SQLite", async () => {
