@@ -44,6 +44,76 @@ export interface McpServer {
 
 const invalidParams = (message: string): JsonRpcError => new JsonRpcError(JSON_RPC_ERRORS.invalidParams, message);
 
+/** The answer to `initialize`: the protocol version both speak, the capabilities (channels when on), the instructions. */
+function initializeResult(params: Record<string, unknown> | undefined, version: string, channels: boolean): object {
+  const requested = params?.protocolVersion;
+  if (typeof requested !== 'string') throw invalidParams('initialize: params.protocolVersion must be a string, e.g. "2025-06-18"');
+  return {
+    protocolVersion: negotiateProtocolVersion(requested),
+    capabilities: { tools: {}, ...(channels ? { experimental: { [CHANNEL_CAPABILITY]: {} } } : {}) },
+    serverInfo: { name: 'agentbus', version },
+    instructions: channels ? `${SERVER_INSTRUCTIONS}\n\n${CHANNEL_INSTRUCTIONS}` : SERVER_INSTRUCTIONS,
+  };
+}
+
+/** What a tool handler gets besides its arguments: the request's abort signal, and progress notifications when the client gave a progressToken. */
+function toolCallExtra(params: Record<string, unknown> | undefined, request: RequestContext): ToolCallExtra {
+  const meta = params?._meta;
+  const progressToken = typeof meta === 'object' && meta !== null ? (meta as { progressToken?: unknown }).progressToken : undefined;
+  return {
+    signal: request.signal,
+    progress: (progress, total, message) => {
+      if (typeof progressToken !== 'string' && typeof progressToken !== 'number') return;
+      request.notify('notifications/progress', {
+        progressToken,
+        progress,
+        ...(total === undefined ? {} : { total }),
+        ...(message === undefined ? {} : { message }),
+      });
+    },
+  };
+}
+
+/** Answers tools/call: a bad call is a JSON-RPC error; a tool's failure, an unknown tool included, is a tool error result the model reads. */
+async function callTool(
+  { backend, context }: Pick<McpServerOptions, 'backend' | 'context'>,
+  params: Record<string, unknown> | undefined,
+  request: RequestContext,
+): Promise<ToolResult> {
+  const name = params?.name;
+  if (typeof name !== 'string') throw invalidParams('tools/call: params.name must be the name of a tool (a string)');
+  const args = params?.arguments ?? {};
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+    throw invalidParams(`tools/call ${name}: params.arguments must be an object of the tool's arguments`);
+  }
+  const { tools, log, storageCheck, afterToolCall } = await backend;
+  const tool = tools.find((t) => t.name === name);
+  if (tool === undefined) {
+    return errorResult(
+      new BusError('validation', `unknown tool "${name}"; the tools are: ${tools.map((t) => t.name).join(', ')}`, { field: 'name' }),
+    );
+  }
+  const extra = toolCallExtra(params, request);
+  let dataDir: string | undefined;
+  try {
+    const ctx = await context();
+    dataDir = dirname(ctx.db.path);
+    const refused = storageCheck?.();
+    if (refused !== undefined) throw refused;
+    const result = await tool.handler(ctx, args, extra);
+    return successResult(result as Record<string, unknown>);
+  } catch (thrown) {
+    // dataDir lets an I/O error on a full disk be told apart and answered as disk_full.
+    const { error, unexpected } = toBusError(thrown, dataDir);
+    if (unexpected) {
+      log.error('tool failed', { tool: tool.name, error: thrown instanceof Error ? `${thrown.name}: ${thrown.message}` : String(thrown) });
+    }
+    return errorResult(error);
+  } finally {
+    afterToolCall?.();
+  }
+}
+
 export function createMcpServer({ backend, context, version, channels = false }: McpServerOptions): McpServer {
   // Built on the first tools/list, not before the initialize answer: a harness waits for that one.
   let listing: Promise<object[]> | undefined;
@@ -58,78 +128,19 @@ export function createMcpServer({ backend, context, version, channels = false }:
       })),
     ));
 
-  const initialize = (params: Record<string, unknown> | undefined): object => {
-    const requested = params?.protocolVersion;
-    if (typeof requested !== 'string') throw invalidParams('initialize: params.protocolVersion must be a string, e.g. "2025-06-18"');
-    return {
-      protocolVersion: negotiateProtocolVersion(requested),
-      capabilities: { tools: {}, ...(channels ? { experimental: { [CHANNEL_CAPABILITY]: {} } } : {}) },
-      serverInfo: { name: 'agentbus', version },
-      instructions: channels ? `${SERVER_INSTRUCTIONS}\n\n${CHANNEL_INSTRUCTIONS}` : SERVER_INSTRUCTIONS,
-    };
-  };
-
-  const callTool = async (params: Record<string, unknown> | undefined, request: RequestContext): Promise<ToolResult> => {
-    const name = params?.name;
-    if (typeof name !== 'string') throw invalidParams('tools/call: params.name must be the name of a tool (a string)');
-    const args = params?.arguments ?? {};
-    if (typeof args !== 'object' || args === null || Array.isArray(args)) {
-      throw invalidParams(`tools/call ${name}: params.arguments must be an object of the tool's arguments`);
-    }
-    const { tools, log, storageCheck, afterToolCall } = await backend;
-    const tool = tools.find((t) => t.name === name);
-    if (tool === undefined) {
-      return errorResult(
-        new BusError('validation', `unknown tool "${name}"; the tools are: ${tools.map((t) => t.name).join(', ')}`, { field: 'name' }),
-      );
-    }
-    const meta = params?._meta;
-    const progressToken = typeof meta === 'object' && meta !== null ? (meta as { progressToken?: unknown }).progressToken : undefined;
-    const extra: ToolCallExtra = {
-      signal: request.signal,
-      progress: (progress, total, message) => {
-        if (typeof progressToken !== 'string' && typeof progressToken !== 'number') return;
-        request.notify('notifications/progress', {
-          progressToken,
-          progress,
-          ...(total === undefined ? {} : { total }),
-          ...(message === undefined ? {} : { message }),
-        });
-      },
-    };
-    let dataDir: string | undefined;
-    try {
-      const ctx = await context();
-      dataDir = dirname(ctx.db.path);
-      const refused = storageCheck?.();
-      if (refused !== undefined) throw refused;
-      const result = await tool.handler(ctx, args, extra);
-      return successResult(result as Record<string, unknown>);
-    } catch (thrown) {
-      // dataDir lets an I/O error on a full disk be told apart and answered as disk_full.
-      const { error, unexpected } = toBusError(thrown, dataDir);
-      if (unexpected) {
-        log.error('tool failed', { tool: tool.name, error: thrown instanceof Error ? `${thrown.name}: ${thrown.message}` : String(thrown) });
-      }
-      return errorResult(error);
-    } finally {
-      afterToolCall?.();
-    }
-  };
-
   return {
     serve: (input, output) =>
       serveJsonRpc(input, output, {
         request(method, params, request) {
           switch (method) {
             case 'initialize':
-              return initialize(params);
+              return initializeResult(params, version, channels);
             case 'ping':
               return {};
             case 'tools/list':
               return listTools().then((tools) => ({ tools }));
             case 'tools/call':
-              return callTool(params, request);
+              return callTool({ backend, context }, params, request);
             default:
               throw new JsonRpcError(JSON_RPC_ERRORS.methodNotFound, `Method not found: ${method}`);
           }
