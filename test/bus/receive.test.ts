@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { BusContext } from '../../src/bus/bus-context.js';
-import { createChangeWaiter } from '../../src/bus/change-waiter.js';
+import { createChangeWaiter, ringBell } from '../../src/bus/change-waiter.js';
 import { createChannel, subscribe } from '../../src/bus/channels.js';
 import { register } from '../../src/bus/identity.js';
 import { receive } from '../../src/bus/receive.js';
@@ -277,10 +277,14 @@ describe('long-poll', () => {
     // A poll far longer than the wait: only the watch can wake this receive before its deadline.
     const waiter = createChangeWaiter(bus.dir, 120_000);
     try {
+      const started = Date.now();
       const waiting = receive(b, { as: 'Kim', wait_seconds: 30 }, { waiter });
-      setTimeout(() => void say(a, 'general', 'wake up'), 50);
+      // These contexts announce nothing themselves: ring the bell as a committing server does.
+      setTimeout(() => void say(a, 'general', 'wake up').then(() => ringBell(bus.dir)), 50);
       const result = await waiting;
       expect(contents(result)).toEqual(['wake up']);
+      // Woken, not found by the look at the wait's end (30 s) or by the poll (120 s).
+      expect(Date.now() - started).toBeLessThan(25_000);
     } finally {
       waiter.close();
     }
