@@ -22,7 +22,10 @@ export const DIRECT_CHANNEL = '@direct';
 export const MAX_ADDRESSEES = 16;
 
 export const ToField = v.pipe(
-  v.array(DisplayNameField, 'must be an array of display names, e.g. ["Sam2"]'),
+  v.array(
+    v.pipe(DisplayNameField, v.description('An addressee\'s display name as discover lists it, e.g. "Sam2" or "Sam/task".')),
+    'must be an array of display names, e.g. ["Sam2"]',
+  ),
   v.minLength(1, 'must name at least one display name; omit `to` and give `channel` to post to a channel'),
   v.maxLength(MAX_ADDRESSEES, `must name at most ${MAX_ADDRESSEES} display names; post to a channel to reach more`),
   v.description(

@@ -222,13 +222,23 @@ export function requireSession(ctx: BusContext, as: string): Session {
 export const DiscoverInput = v.strictObject({ as: AsField });
 export type DiscoverInput = v.InferInput<typeof DiscoverInput>;
 
+/** The most offline names discover lists; past it `offline_more` is true. */
+export const DISCOVER_OFFLINE_MAX = 256;
+
 export const DiscoverOutput = v.object({
+  /** The live sessions, by display name. */
   sessions: v.array(v.object({ display_name: v.string(), context: v.string(), registered_at: v.string() })),
+  /** Names registered on this bus before but not live now, by name: a direct message to one waits for it. */
+  offline: v.array(v.string()),
+  /** True when more offline names exist than `offline` lists. */
+  offline_more: v.boolean(),
 });
 export type DiscoverResult = v.InferOutput<typeof DiscoverOutput>;
 
 /**
- * Live sessions (holders judged not stopped, see session-liveness.ts), by display name.
+ * Who can be addressed: live sessions (holders judged not stopped, see
+ * session-liveness.ts), by display name, and the names ever registered that
+ * are not live (at most DISCOVER_OFFLINE_MAX).
  * With `discovery_enabled: false` this is a `validation` error rather than an
  * empty list, so an agent is told the directory is off instead of concluding
  * it is alone.
@@ -244,6 +254,16 @@ export function discover(ctx: BusContext, rawInput: unknown): DiscoverResult {
     const rows = ctx.db
       .all<SessionRow>(`SELECT ${HOLDER_COLUMNS}, context, registered_at FROM sessions ORDER BY sender`)
       .filter((r) => judgeHolder(ctx.db, by, r, { record: false }).held);
-    return { sessions: rows.map((r) => ({ display_name: r.sender, context: r.context, registered_at: isoTime(r.registered_at) })) };
+    const live = new Set(rows.map((r) => r.sender));
+    // Fetched past the cap by the live names, which the filter drops.
+    const offline = ctx.db
+      .all<{ name: string }>('SELECT name FROM known_names ORDER BY name LIMIT ?', [DISCOVER_OFFLINE_MAX + 1 + live.size])
+      .map((r) => r.name)
+      .filter((name) => !live.has(name));
+    return {
+      sessions: rows.map((r) => ({ display_name: r.sender, context: r.context, registered_at: isoTime(r.registered_at) })),
+      offline: offline.slice(0, DISCOVER_OFFLINE_MAX),
+      offline_more: offline.length > DISCOVER_OFFLINE_MAX,
+    };
   });
 }

@@ -251,6 +251,8 @@ describe('discover', () => {
     const crashed = await bus.process('crashed', { processIdentity: await deadProcess() });
     register(crashed, { name: 'Lee' });
     expect(discover(b, { as: 'Kim' }).sessions.map((s) => s.display_name)).toEqual(['Kim']);
+    // Who is not live can still be addressed: a direct message waits for them.
+    expect(discover(b, { as: 'Kim' })).toMatchObject({ offline: ['Lee', 'Sam'], offline_more: false });
   });
 
   it('is a validation error when discovery is disabled', async () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import * as channels from '../../src/bus/channels.js';
 import * as history from '../../src/bus/history.js';
 import * as identity from '../../src/bus/identity.js';
+import * as messageStatus from '../../src/bus/message-status.js';
 import * as receive from '../../src/bus/receive.js';
 import * as send from '../../src/bus/send.js';
 import { inputJsonSchema, outputJsonSchema } from '../../src/mcp/json-schema.js';
@@ -17,6 +18,7 @@ const schemas = {
   send: [send.SendInput, send.SendOutput],
   receive: [receive.ReceiveInput, receive.ReceiveOutput],
   history: [history.HistoryInput, history.HistoryOutput],
+  message_status: [messageStatus.MessageStatusInput, messageStatus.MessageStatusOutput],
 } as const;
 
 describe('operation schemas', () => {

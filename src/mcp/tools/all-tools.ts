@@ -10,6 +10,7 @@ import { getMemoryTool } from './get-memory.js';
 import { historyTool } from './history.js';
 import { listChannelsTool } from './list-channels.js';
 import { listReservationsTool } from './list-reservations.js';
+import { messageStatusTool } from './message-status.js';
 import { receiveTool } from './receive.js';
 import { registerTool } from './register.js';
 import { releaseTool } from './release.js';
@@ -36,6 +37,7 @@ export function allTools(services: ToolServices): ToolDefinition[] {
     unsubscribeTool,
     sendTool,
     receiveTool(services.waiter, services.inbox),
+    messageStatusTool,
     historyTool,
     searchTool,
     getMemoryTool,

@@ -4,7 +4,8 @@ import { READ_ONLY } from './annotations.js';
 
 export const discoverTool: ToolDefinition = {
   name: 'discover',
-  description: 'Agentbus: list the agents live on the bus now, with their context (repository) and registration time.',
+  description:
+    'Agentbus: list who can be addressed with send `to`: the agents live on the bus now (context = repository, registration time) and, under `offline`, names registered before that are not live now (a direct message waits for them).',
   input: DiscoverInput,
   output: DiscoverOutput,
   annotations: READ_ONLY,

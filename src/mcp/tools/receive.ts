@@ -11,7 +11,7 @@ export function receiveTool(waiter: ChangeWaiter, inbox?: Pick<InboxMonitor, 'en
   return {
     name: 'receive',
     description:
-      'Agentbus: get new messages from your subscriptions. Pass the previous batch_token as `ack`, or the same batch comes again. wait_seconds long-polls until something arrives.',
+      'Agentbus: get new messages from your subscriptions and the direct messages sent to you (direct: true, with `to`), merged in seq order. Pass the previous batch_token as `ack`, or the same batch comes again. wait_seconds long-polls until something arrives. Ask and wait: send a question with `to`, then receive with reply_to: its seq and wait_seconds to get only the direct replies to it; everything else stays for your next plain receive.',
     input: ReceiveInput,
     output: ReceiveOutput,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
