@@ -15,6 +15,7 @@ import type { Database } from '../db/database.js';
 import type { Logger } from '../log.js';
 import type { CliIo } from '../cli/cli-io.js';
 import { readReport } from '../cli/status-command.js';
+import { conversations } from './web-direct.js';
 
 /** What the command's opener returns: the open database and its schema version. */
 export interface OpenedBus {
@@ -71,6 +72,7 @@ export function webBus(opened: OpenedBus, config: Config, io: CliIo, log: Logger
         usage: report.usage,
         notices: report.notices,
         reservations: report.reservations,
+        conversations: db.read(() => conversations(db)),
         embeddings: report.embeddings,
         last_seq: db.read(lastSeq),
       };

@@ -8,13 +8,18 @@
  *               (what a reload, which reads tombstone = 0, would not show)
  *   tombstoned  seqs of rows tombstoned since the last look (a memory's
  *               superseded or deleted revision): the page removes them
- *   state       sessions, channels, capacity, notices, reservations, when changed
+ *   read_states [{seq, read}] for direct messages whose read state (unread,
+ *               delivered, acknowledged per addressee) changed: an ack commits no
+ *               message, so it is found at the look (at least once a second)
+ *   state       sessions, channels, conversations, capacity, notices, reservations, when changed
+ * Direct messages in `messages` carry `read` (web-direct.ts).
  */
 import type { ServerResponse } from 'node:http';
 import type { ChangeWaiter } from '../bus/change-waiter.js';
 import { MESSAGE_COLUMNS, toMessage, type Message, type MessageRow } from '../bus/message-row.js';
 import type { Database } from '../db/database.js';
 import { NO_AGENT_YET, type BusHolder, type WebBus } from './web-bus.js';
+import { readStateWatch, withReadStates, type ReadStateWatch } from './web-direct.js';
 
 // One look reads at most this many new rows; a larger burst is read in several looks.
 const LIVE_BATCH = 500;
@@ -80,6 +85,7 @@ export function startEventHub(holder: BusHolder, waiter: ChangeWaiter): EventHub
   const stop = new AbortController();
   const opened = holder.current();
   let cursor: Cursor | undefined = opened === undefined ? undefined : readCursor(opened);
+  let watch: ReadStateWatch | undefined;
   let waitingText = NO_AGENT_YET;
   let stateText = '';
   let stateAt = 0;
@@ -127,18 +133,22 @@ export function startEventHub(holder: BusHolder, waiter: ChangeWaiter): EventHub
     // One snapshot for both reads: an edit's new revision and its predecessor's tombstone are told in the same look.
     const frames: string[] = [];
     let changed = false;
-    const tombstoned = bus.db.read(() => {
+    const reads = (watch ??= readStateWatch(bus.db));
+    const { tombstoned, receipts } = bus.db.read(() => {
       for (let more = true; more; ) {
         const batch = readAfter(bus.db, at);
         more = batch.more;
-        if (batch.rows.length > 0) frames.push(frame('messages', batch.rows));
-        changed ||= batch.rows.length > 0;
+        const rows = withReadStates(bus.db, batch.rows);
+        reads.add(rows);
+        if (rows.length > 0) frames.push(frame('messages', rows));
+        changed ||= rows.length > 0;
       }
-      return readTombstoned(bus.db, at);
+      return { tombstoned: readTombstoned(bus.db, at), receipts: reads.changes(bus.db) };
     });
     if (tombstoned.length > 0) frames.push(frame('tombstoned', tombstoned));
+    if (receipts.length > 0) frames.push(frame('read_states', receipts));
     if (frames.length > 0) broadcast(frames.join(''));
-    refreshState(bus, changed || tombstoned.length > 0);
+    refreshState(bus, changed || tombstoned.length > 0 || receipts.length > 0);
   };
 
   const loop = (async () => {
