@@ -184,7 +184,7 @@ export async function createBusProcess(options: BusProcessOptions): Promise<BusP
         ? undefined
         : (notification: ChannelNotification): void => {
             const { meta } = notification.params;
-            log.debug('channel event sent', { as: meta.as, channel: meta.channel, seq: meta.seq, count: meta.count });
+            log.debug('channel event sent', { as: meta.as, channel: meta.channel, seq: meta.seq, count: meta.count, ...(meta.direct === undefined ? {} : { direct: meta.direct }) });
             send(notification);
           };
     const harness = harnessProcess(ancestors());
