@@ -163,7 +163,8 @@ export async function tailCommand(io: CliIo, args: readonly string[], flags: Rec
   };
   const palette = paletteFor(io.isTty, io.env);
   const { db } = await openBusDatabase(config, io, { command: 'tail', writes: false });
-  const waiter = createChangeWaiter(config.data_directory);
+  // tail shows every direct message: it hears their bell too.
+  const waiter = createChangeWaiter(config.data_directory, undefined, { direct: true });
   try {
     checkChannels(db, channels);
     checkAddressees(db, options.filters.to ?? []);

@@ -46,8 +46,8 @@ export interface InboxMonitorOptions {
   readonly ctx: BusContext;
   /** The data directory (the inbox folder lives in it). */
   readonly dataDir: string;
-  /** Commit hints of this process. */
-  readonly feed: Pick<ChangeFeed, 'onChange'>;
+  /** Commit hints of this process; with watchNames, the monitor keeps it listening to the bells of the names this process holds (direct messages ring only those). */
+  readonly feed: Pick<ChangeFeed, 'onChange'> & Partial<Pick<ChangeFeed, 'watchNames'>>;
   /** This process. */
   readonly server: ProcessIdentity;
   /** The harness that spawned this process; without one no inbox file is written. */
@@ -166,6 +166,7 @@ export function createInboxMonitor(options: InboxMonitorOptions): InboxMonitor {
       logFailure('inbox look failed', error);
       return;
     }
+    options.feed.watchNames?.(names.map((n) => n.name));
     if (urgent) writer?.writeNow(names);
     else writer?.writeSoon(names);
     if (pusher !== undefined) lookAt(pusher.pushFrom(names));

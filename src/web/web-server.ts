@@ -78,7 +78,8 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
   const { config, io, token, person } = options;
   const files = new Map(Object.keys(PAGE_FILES).map((name) => [name, readFileSync(join(options.staticDir, name))]));
   const page = (files.get('index.html') as Buffer).toString('utf8').replaceAll('__TOKEN__', encodeURIComponent(token));
-  const waiter = createChangeWaiter(config.data_directory);
+  // The console shows every direct message: it hears their bell too.
+  const waiter = createChangeWaiter(config.data_directory, undefined, { direct: true });
   const holder = busHolder(async (): Promise<WebBus | undefined> => {
     const opened = await options.openBus();
     return opened === undefined ? undefined : webBus(opened, config, io, options.log, waiter, person);
