@@ -30,8 +30,9 @@ CREATE TABLE direct_recipients (
 ) WITHOUT ROWID;
 
 CREATE INDEX direct_recipients_seq ON direct_recipients (seq);
--- What a receive looks for: an addressee's messages not yet acknowledged.
-CREATE INDEX direct_recipients_open ON direct_recipients (addressee, seq) WHERE state <> 'acknowledged';
+-- What a receive looks for: an addressee's unread (or delivered) messages, by seq,
+-- without reading past the acknowledged ones, which pile up.
+CREATE INDEX direct_recipients_state ON direct_recipients (addressee, state, seq);
 
 -- Every display name ever registered on this bus, so a direct message to a
 -- name nobody ever had is refused (a typo must not drop mail into a void)

@@ -31,7 +31,8 @@ export interface BusContext {
   /**
    * Called after a committed transaction added messages, to wake waiting
    * receivers (and inbox monitors) in every process at once; never throws.
-   * When absent, waiters learn of the commit at the poll.
+   * With `addressees` (a direct message) only their bells and the direct bell
+   * ring (see change-waiter.ts). When absent, waiters learn of the commit at the poll.
    */
-  readonly announce?: () => void;
+  readonly announce?: (addressees?: readonly string[]) => void;
 }

@@ -17,17 +17,18 @@
  * agentbus) is seen at the poll, the floor: a missed or unsupported watch
  * costs latency, never a message. The watch never keeps a process alive.
  *
- * Direct messages ring narrower bells (src/bus/announcer.ts): a commit that
- * added only direct messages touches `<data>/bells/<name>.bell` of each
- * addressee and `<data>/agentbus.direct.bell`, not the shared bell, so the
- * servers of names it is not for are not woken at all. A server watches the
- * bells of the names it holds (`watchNames`, kept by its inbox monitor);
- * readers of every message (`tail`, the web console) watch the direct bell.
+ * A direct message rings neither: it rings the bell of each addressee
+ * (`<data>/bells/name-<hash>.bell`) and the direct bell (`bells/direct.bell`).
+ * A waiting receive watches the bell of the name it waits as beside the
+ * common one, so the agents a direct message is not for do not wake at all,
+ * and a reader that shows every message (tail, the console) watches the
+ * direct bell. Name bells are watched only while someone waits on them.
  *
  * A wait is given as a duration, never as a wall-clock time: Node's timers
  * run on the monotonic clock, so setting the date back or forth neither
  * stretches nor cuts a wait.
  */
+import { createHash } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, utimesSync, watch, type FSWatcher } from 'node:fs';
 import { dirname, join } from 'node:path';
 
@@ -36,39 +37,47 @@ export const POLL_INTERVAL_MS = 250;
 
 /** The file a committing process touches to wake waiters in every process. */
 export const BELL_FILE = 'agentbus.bell';
-/** The bell of every direct message, for readers of all of them (tail, the web console). */
-export const DIRECT_BELL_FILE = 'agentbus.direct.bell';
-/** The folder of the per-name bells. */
-export const NAME_BELLS_DIR = 'bells';
 
-/** `<dataDir>/bells/<name as base64url>.bell`: any display name (a `/` included) is one plain file name. */
-export function nameBellPath(dataDir: string, name: string): string {
-  return join(dataDir, NAME_BELLS_DIR, `${Buffer.from(name, 'utf8').toString('base64url')}.bell`);
+/** The directory of the name bells and the direct bell, in the data directory. */
+export const BELLS_DIR = 'bells';
+
+/** Which bell besides the common one: a display name's (its direct messages), or the direct bell (every direct message). */
+export type Bell = { readonly name: string } | 'direct';
+
+/** The path of `bell` under `dataDir`; a name is hashed, since display names may hold any printable character. */
+export function bellPath(dataDir: string, bell: Bell | undefined): string {
+  if (bell === undefined) return join(dataDir, BELL_FILE);
+  if (bell === 'direct') return join(dataDir, BELLS_DIR, 'direct.bell');
+  return join(dataDir, BELLS_DIR, `name-${createHash('sha256').update(bell.name).digest('hex').slice(0, 32)}.bell`);
 }
 
 export interface ChangeWaiter {
   /**
    * Resolves at the first of: a hint that another process may have committed,
-   * the poll interval, `maxMs` elapsing, or `signal` aborting. Never rejects.
+   * the poll interval, `maxMs` elapsing, or `signal` aborting. With `name`, a
+   * ring of that name's bell (a direct message to it) is such a hint too.
+   * Never rejects.
    */
-  waitForChange(maxMs: number, signal?: AbortSignal): Promise<void>;
+  waitForChange(maxMs: number, signal?: AbortSignal, name?: string): Promise<void>;
+  /** Starts watching `name`'s bell now, before a first look, so a ring before the first wait is heard. Optional: a waiter without it hears rings from its first wait on. */
+  watchName?(name: string): void;
   /** Stops watching; later waits fall back to the poll. Idempotent. */
   close(): void;
 }
 
 /** A waiter of one process that also rings the bell and feeds listeners. */
 export interface ChangeFeed extends ChangeWaiter {
-  /** Wakes waiters in every process: call after committing a transaction that added messages. Never throws. */
-  announce(): void;
-  /** Calls `listener` on every hint until the returned function is called; listeners must not throw. */
-  onChange(listener: () => void): () => void;
-  /** Also wakes on the bells of exactly these display names (the names this process holds), from now on. */
-  watchNames(names: readonly string[]): void;
-}
-
-export interface ChangeWaiterOptions {
-  /** Also wake on every direct message (a reader of all messages: tail, the web console). */
-  readonly direct?: boolean;
+  /**
+   * Wakes waiters in every process: call after committing a transaction that
+   * added messages. With `addressees` (a direct message) it rings their bells
+   * and the direct bell instead of the common one. Never throws.
+   */
+  announce(addressees?: readonly string[]): void;
+  /**
+   * Calls `listener` on every hint of the common bell, and with `bell` on
+   * that bell's rings too, until the returned function is called; listeners must not throw.
+   */
+  onChange(listener: () => void, bell?: Bell): () => void;
 }
 
 function sleepFor(maxMs: number, pollMs: number, signal: AbortSignal | undefined, register?: (wake: () => void) => () => void): Promise<void> {
@@ -92,14 +101,8 @@ export function createPollingWaiter(pollMs = POLL_INTERVAL_MS): ChangeWaiter {
   return { waitForChange: (maxMs, signal) => sleepFor(maxMs, pollMs, signal), close: () => undefined };
 }
 
-/** Creates `bell` (0600, its folder 0700) when missing; false when that failed. */
+/** Creates `bell` (0600, its directory 0700) when missing; false when that failed. */
 function createBell(bell: string): boolean {
-  try {
-    closeSync(openSync(bell, 'a', 0o600));
-    return true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return false;
-  }
   try {
     mkdirSync(dirname(bell), { recursive: true, mode: 0o700 });
     closeSync(openSync(bell, 'a', 0o600));
@@ -109,8 +112,7 @@ function createBell(bell: string): boolean {
   }
 }
 
-/** Touches the bell file `bell` (creating it when missing); false when that failed. */
-export function ringBellFile(bell: string): boolean {
+function touch(bell: string): boolean {
   const now = new Date();
   try {
     utimesSync(bell, now, now);
@@ -121,15 +123,22 @@ export function ringBellFile(bell: string): boolean {
   return createBell(bell);
 }
 
-/** Touches `<dataDir>/agentbus.bell` (creating it when missing); false when that failed. */
-export function ringBell(dataDir: string): boolean {
-  return ringBellFile(join(dataDir, BELL_FILE));
+/**
+ * Touches `<dataDir>/agentbus.bell` (creating it when missing), or for a
+ * direct message each addressee's bell and the direct bell; false when a touch failed.
+ */
+export function ringBell(dataDir: string, addressees?: readonly string[]): boolean {
+  if (addressees === undefined) return touch(bellPath(dataDir, undefined));
+  let rang = touch(bellPath(dataDir, 'direct'));
+  for (const name of addressees) rang = touch(bellPath(dataDir, { name })) && rang;
+  return rang;
 }
 
-/** A watch of one bell file that follows the file at its path when it is removed or replaced. */
+/** One watched bell file: `hint` on each ring; follows the path when the file is removed or replaced. */
 interface BellWatch {
-  /** Starts watching if not watching (a failed watch is tried again here). */
+  /** Starts watching if not watching yet (the file may have been missing, or the watch lost). */
   ensure(): void;
+  /** Stops for good. */
   close(): void;
 }
 
@@ -183,57 +192,96 @@ function watchBell(bell: string, hint: () => void): BellWatch {
 }
 
 /**
- * A waiter woken by the bell of `<dataDir>` (and the direct bell with
- * `direct`, and the bells of the names given to watchNames); one per process
- * is enough. It watches from creation, so a ring between a caller's look and
- * its wait is not lost.
+ * The bells of names and of direct messages. Each is watched from the first
+ * time it is needed until close, not only during waits: a ring between a
+ * receive's look and its next wait must still be heard. A process needs the
+ * bells of the names it holds, a handful.
  */
-export function createChangeWaiter(dataDir: string, pollMs = POLL_INTERVAL_MS, options: ChangeWaiterOptions = {}): ChangeFeed {
+interface ExtraBells {
+  /** Starts watching `bell` now if not yet. */
+  ensure(bell: Bell): void;
+  /** Calls `wake` on each ring of `bell` until the returned function is called. */
+  add(bell: Bell, wake: () => void): () => void;
+  close(): void;
+}
+
+function extraBells(dataDir: string): ExtraBells {
+  const watched = new Map<string, { watch: BellWatch; wakers: Set<() => void> }>();
+  const entry = (bell: Bell): { watch: BellWatch; wakers: Set<() => void> } => {
+    const path = bellPath(dataDir, bell);
+    let found = watched.get(path);
+    if (found === undefined) {
+      const wakers = new Set<() => void>();
+      found = { watch: watchBell(path, () => [...wakers].forEach((w) => w())), wakers };
+      watched.set(path, found);
+    }
+    found.watch.ensure();
+    return found;
+  };
+  return {
+    ensure(bell) {
+      entry(bell);
+    },
+    add(bell, wake) {
+      const { wakers } = entry(bell);
+      wakers.add(wake);
+      return () => wakers.delete(wake);
+    },
+    close() {
+      for (const { watch } of watched.values()) watch.close();
+      watched.clear();
+    },
+  };
+}
+
+/**
+ * A waiter woken by the bell of `<dataDir>`; one per process is enough. It
+ * watches from creation, so a ring between a caller's look and its wait is
+ * not lost; a name's bell from `watchName` (or the first wait on it) until
+ * close. `everyDirect`: every wait and listener also wakes on the direct bell.
+ */
+export function createChangeWaiter(dataDir: string, pollMs = POLL_INTERVAL_MS, options: { everyDirect?: boolean } = {}): ChangeFeed {
   const wakers = new Set<() => void>();
   const listeners = new Set<() => void>();
-  let closed = false;
-
   const hint = (): void => {
     for (const wake of [...wakers]) wake();
     for (const listener of [...listeners]) listener();
   };
-  const shared = [watchBell(join(dataDir, BELL_FILE), hint), ...(options.direct === true ? [watchBell(join(dataDir, DIRECT_BELL_FILE), hint)] : [])];
-  const names = new Map<string, BellWatch>();
-  const ensureAll = (): void => {
-    for (const w of shared) w.ensure();
-    for (const w of names.values()) w.ensure();
-  };
+  const common = watchBell(bellPath(dataDir, undefined), hint);
+  const extra = extraBells(dataDir);
+  // A reader that shows every message (tail, the console) hears every direct message as it hears the common bell.
+  if (options.everyDirect === true) extra.add('direct', hint);
 
   return {
-    waitForChange(maxMs, signal) {
-      ensureAll();
+    waitForChange(maxMs, signal, name) {
+      common.ensure();
       return sleepFor(maxMs, pollMs, signal, (wake) => {
         wakers.add(wake);
-        return () => wakers.delete(wake);
+        const leave = name === undefined ? undefined : extra.add({ name }, wake);
+        return () => {
+          wakers.delete(wake);
+          leave?.();
+        };
       });
     },
-    announce() {
-      ringBell(dataDir);
+    watchName(name) {
+      extra.ensure({ name });
     },
-    onChange(listener) {
-      ensureAll();
+    announce(addressees) {
+      ringBell(dataDir, addressees);
+    },
+    onChange(listener, bell) {
+      common.ensure();
       listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-    watchNames(held) {
-      if (closed) return;
-      const wanted = new Set(held);
-      for (const [name, w] of names) {
-        if (wanted.has(name)) continue;
-        w.close();
-        names.delete(name);
-      }
-      for (const name of wanted) if (!names.has(name)) names.set(name, watchBell(nameBellPath(dataDir, name), hint));
+      const leave = bell === undefined ? undefined : extra.add(bell, listener);
+      return () => {
+        listeners.delete(listener);
+        leave?.();
+      };
     },
     close() {
-      closed = true;
-      for (const w of [...shared, ...names.values()]) w.close();
-      names.clear();
+      common.close();
+      extra.close();
       wakers.clear();
       listeners.clear();
     },

@@ -26,11 +26,22 @@ export interface DirectSelection {
   readonly replyTo?: number;
 }
 
-function where(selection: DirectSelection): { sql: string; params: (string | number)[] } {
-  const state = selection.state === 'open' ? "d.state <> 'acknowledged'" : 'd.state = ?';
-  const params: (string | number)[] = selection.state === 'open' ? [] : [selection.state];
-  if (selection.replyTo === undefined) return { sql: state, params };
-  return { sql: `${state} AND m.reply_to = ?`, params: [...params, selection.replyTo] };
+/**
+ * Without statistics SQLite would rather walk an addressee's whole primary-key
+ * range (every message it ever acknowledged, up to retention) than this index
+ * of its unread and delivered ones, so the looks a waiting receive makes every
+ * poll name it.
+ */
+const BY_STATE = 'INDEXED BY direct_recipients_state';
+
+/** Not yet acknowledged, over `direct_recipients d`: two ranges of the index direct_recipients_state. */
+export const OPEN = "d.state IN ('unread', 'delivered')";
+
+// The states are this module's literals, never input, so they are written into the SQL, where the planner can see them.
+function where(selection: DirectSelection): { sql: string; params: number[] } {
+  const state = selection.state === 'open' ? OPEN : `d.state = '${selection.state}'`;
+  if (selection.replyTo === undefined) return { sql: state, params: [] };
+  return { sql: `${state} AND m.reply_to = ?`, params: [selection.replyTo] };
 }
 
 /** Records the addressees of the direct message `seq`, all unread. */
@@ -45,7 +56,7 @@ export function selectDirect(db: Database, addressee: string, selection: DirectS
   const filter = where(selection);
   return db.all<DirectRow>(
     `SELECT ${MESSAGE_COLUMNS}, d.pending_token AS direct_token
-       FROM direct_recipients d JOIN messages m ON m.seq = d.seq
+       FROM direct_recipients d ${BY_STATE} JOIN messages m ON m.seq = d.seq
       WHERE d.addressee = ? AND ${filter.sql} ORDER BY d.seq LIMIT ?`,
     [addressee, ...filter.params, limit],
   );
@@ -55,11 +66,16 @@ export function selectDirect(db: Database, addressee: string, selection: DirectS
 export function hasDirect(db: Database, addressee: string, selection: DirectSelection): boolean {
   const filter = where(selection);
   return (
-    db.get(`SELECT 1 AS one FROM direct_recipients d JOIN messages m ON m.seq = d.seq WHERE d.addressee = ? AND ${filter.sql} LIMIT 1`, [
+    db.get(`SELECT 1 AS one FROM direct_recipients d ${BY_STATE} JOIN messages m ON m.seq = d.seq WHERE d.addressee = ? AND ${filter.sql} LIMIT 1`, [
       addressee,
       ...filter.params,
     ]) !== undefined
   );
+}
+
+/** How many direct messages to `addressee` are not yet acknowledged. */
+export function openDirectCount(db: Database, addressee: string): number {
+  return db.get<{ n: number }>(`SELECT count(*) AS n FROM direct_recipients d ${BY_STATE} WHERE d.addressee = ? AND ${OPEN}`, [addressee])?.n ?? 0;
 }
 
 /** Marks `seqs` delivered to `addressee` in the batch `token` at `now`. */
@@ -75,7 +91,7 @@ export function markDelivered(db: Database, addressee: string, seqs: readonly nu
 /** Puts `addressee`'s delivered messages other than `kept` back to unread: a batch cut short delivers them again later. */
 export function returnUndelivered(db: Database, addressee: string, kept: readonly number[]): void {
   db.run(
-    `UPDATE direct_recipients SET state = 'unread', pending_token = NULL, delivered_at = NULL
+    `UPDATE direct_recipients ${BY_STATE} SET state = 'unread', pending_token = NULL, delivered_at = NULL
       WHERE addressee = ? AND state = 'delivered' AND seq NOT IN (SELECT value FROM json_each(?))`,
     [addressee, JSON.stringify(kept)],
   );
@@ -84,7 +100,7 @@ export function returnUndelivered(db: Database, addressee: string, kept: readonl
 /** Acknowledges `addressee`'s messages delivered in batch `token`; returns how many. */
 export function acknowledgeDirect(db: Database, addressee: string, token: string, now: number): number {
   return db.run(
-    `UPDATE direct_recipients SET state = 'acknowledged', pending_token = NULL, acked_at = ?
+    `UPDATE direct_recipients ${BY_STATE} SET state = 'acknowledged', pending_token = NULL, acked_at = ?
       WHERE addressee = ? AND state = 'delivered' AND pending_token = ?`,
     [now, addressee, token],
   ).changes;

@@ -7,7 +7,9 @@
  * result ceiling cuts the page, the messages farthest from the anchor are the
  * ones left out, and `has_more` is true; page on with `after` = the last seq
  * (reading forward) or `before` = the first seq (reading back). Own messages
- * are included; tombstoned memory revisions are not.
+ * are included; tombstoned memory revisions are not. With `direct: true`
+ * instead of a channel: the caller's direct messages, sent or received (only
+ * their sender and addressees ever see them), optionally only those `with` one peer.
  */
 import * as v from 'valibot';
 import type { BusContext } from './bus-context.js';
@@ -15,12 +17,18 @@ import { requireChannel } from './channels.js';
 import { SeqField } from './envelope.js';
 import { AsField, requireSession } from './identity.js';
 import { fitToCeiling, HARD_RESULT_CEILING_BYTES, MESSAGE_COLUMNS, MessageOutput, toMessage, type MessageRow } from './message-row.js';
-import { ChannelNameField } from './names.js';
+import { DIRECT_CHANNEL } from './direct-addressees.js';
+import { directVisibleTo } from './direct-recipients.js';
+import { ChannelNameField, DisplayNameField } from './names.js';
 import { invalid, parseInput } from './validate.js';
 
 export const HistoryInput = v.strictObject({
   as: AsField,
-  channel: v.pipe(ChannelNameField, v.description('The channel to read; you need not be subscribed.')),
+  channel: v.optional(v.pipe(ChannelNameField, v.description('The channel to read; you need not be subscribed. Give channel, or direct: true.'))),
+  direct: v.optional(
+    v.pipe(v.literal(true, 'must be true (or left out to read a channel)'), v.description('true: read your direct messages (sent by you or to you) instead of a channel.')),
+  ),
+  with: v.optional(v.pipe(DisplayNameField, v.description('With direct: true, only the direct messages between you and this display name.'))),
   before: v.optional(v.pipe(SeqField, v.description('Messages with a lower seq (default: the newest). Give before or after, not both.'))),
   after: v.optional(
     v.pipe(
@@ -51,7 +59,18 @@ export const HistoryOutput = v.object({
 });
 export type HistoryResult = v.InferOutput<typeof HistoryOutput>;
 
-/** Reads a page of a channel. Throws `validation` (both before and after; count above receive_max_count), `not_registered`, `not_found`. */
+/** The direct messages `reader` sent or was sent, or with `peer` only those between the two. */
+function directOf(reader: string, peer: string | undefined): { sql: string; params: string[] } {
+  const visible = directVisibleTo(reader);
+  const addressed = 'EXISTS (SELECT 1 FROM direct_recipients p WHERE p.seq = m.seq AND p.addressee = ?)';
+  if (peer === undefined) return { sql: `m.channel = '${DIRECT_CHANNEL}' AND ${visible.sql}`, params: visible.params };
+  return {
+    sql: `m.channel = '${DIRECT_CHANNEL}' AND ((m.sender = ? AND ${addressed}) OR (m.sender = ? AND ${addressed}))`,
+    params: [reader, peer, peer, reader],
+  };
+}
+
+/** Reads a page of a channel, or of the caller's direct messages. Throws `validation` (both before and after; count above receive_max_count), `not_registered`, `not_found`. */
 export function history(ctx: BusContext, rawInput: unknown): HistoryResult {
   const input = parseInput(HistoryInput, rawInput);
   if (input.before !== undefined && input.after !== undefined) {
@@ -60,20 +79,24 @@ export function history(ctx: BusContext, rawInput: unknown): HistoryResult {
   if (input.count !== undefined && input.count > ctx.config.receive_max_count) {
     throw invalid('count', `must be at most receive_max_count (${ctx.config.receive_max_count}); got ${input.count}`);
   }
+  if ((input.channel === undefined) === (input.direct === undefined)) {
+    throw invalid(input.channel === undefined ? 'channel' : 'direct', 'give either channel (a channel name) or direct: true (your direct messages), not both or neither');
+  }
+  if (input.with !== undefined && input.direct === undefined) throw invalid('with', 'only goes with direct: true');
   const count = input.count ?? ctx.config.receive_default_count;
   const ceiling = Math.min(ctx.config.result_default_kib * 1024, HARD_RESULT_CEILING_BYTES);
   return ctx.db.read(() => {
-    requireSession(ctx, input.as);
-    const channel = requireChannel(ctx, input.channel);
+    const { sender } = requireSession(ctx, input.as);
+    const which = input.channel === undefined ? directOf(sender, input.with) : { sql: 'm.channel = ?', params: [requireChannel(ctx, input.channel).name] };
     const forward = input.after !== undefined;
     const rows = forward
       ? ctx.db.all<MessageRow>(
-          `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.channel = ? AND m.seq > ? AND m.tombstone = 0 ORDER BY m.seq LIMIT ?`,
-          [channel.name, input.after!, count + 1],
+          `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE ${which.sql} AND m.seq > ? AND m.tombstone = 0 ORDER BY m.seq LIMIT ?`,
+          [...which.params, input.after!, count + 1],
         )
       : ctx.db.all<MessageRow>(
-          `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.channel = ? AND m.seq < ? AND m.tombstone = 0 ORDER BY m.seq DESC LIMIT ?`,
-          [channel.name, input.before ?? Number.MAX_SAFE_INTEGER, count + 1],
+          `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE ${which.sql} AND m.seq < ? AND m.tombstone = 0 ORDER BY m.seq DESC LIMIT ?`,
+          [...which.params, input.before ?? Number.MAX_SAFE_INTEGER, count + 1],
         );
     // Rows are in reading order away from the anchor; fit from the anchor outwards.
     const more = rows.length > count;

@@ -12,6 +12,7 @@ import * as v from 'valibot';
 import type { BusContext } from './bus-context.js';
 import { BusError } from './bus-error.js';
 import { deliverableAfter } from './deliverable.js';
+import { openDirectCount } from './direct-recipients.js';
 import {
   DisplayNameField,
   NameField,
@@ -75,6 +76,8 @@ export const RegisterOutput = v.object({
   display_name: v.string(),
   resumed: v.boolean(),
   subscriptions: v.array(SubscriptionSummary),
+  /** Direct messages to this name not yet acknowledged (they wait for receive); absent when none. */
+  direct_pending: v.optional(v.number()),
 });
 export type RegisterResult = v.InferOutput<typeof RegisterOutput>;
 
@@ -101,7 +104,8 @@ export interface Session {
  * name again continues where it was. Re-registering a name this process
  * already holds returns it with a refreshed context, never a new suffix.
  * `resume: false` drops the name's subscriptions first. `resumed` is true when subscriptions were kept;
- * `subscriptions` lists the unexpired ones with their pending counts.
+ * `subscriptions` lists the unexpired ones with their pending counts, and
+ * `direct_pending` the direct messages waiting for the name.
  * `parent` must look like a display name but need not be live: a child may
  * outlive or precede its parent's session. Throws `validation`.
  */
@@ -131,8 +135,9 @@ export function register(ctx: BusContext, rawInput: unknown): RegisterResult {
     }
     if (!input.resume) db.run('DELETE FROM subscriptions WHERE sender = ?', [displayName]);
     const subscriptions = subscriptionSummaries(ctx, displayName, ctx.clock.now());
+    const direct = openDirectCount(ctx.db, displayName);
     ctx.log.info('registered', { sender: displayName, resumed: subscriptions.length > 0 });
-    return { display_name: displayName, resumed: subscriptions.length > 0, subscriptions };
+    return { display_name: displayName, resumed: subscriptions.length > 0, subscriptions, ...(direct > 0 ? { direct_pending: direct } : {}) };
   });
 }
 

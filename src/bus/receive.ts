@@ -91,7 +91,7 @@ export const ReceiveInput = v.strictObject({
       v.array(ChannelNameField, 'must be an array of channel names you subscribed to'),
       v.minLength(1, 'must name at least one channel; omit it to receive from all your subscriptions'),
       v.maxLength(256, 'must name at most 256 channels'),
-      v.description('Only these of your subscribed channels (default: all of them).'),
+      v.description('Only these of your subscribed channels (default: all of them). Direct messages to you come whatever this says.'),
     ),
   ),
   include_own: v.optional(v.pipe(v.boolean('must be true or false'), v.description('Also deliver your own messages (default false).')), false),
@@ -197,6 +197,8 @@ export async function receive(ctx: BusContext, rawInput: unknown, options: Recei
   };
 
   if (signal?.aborted) return finish(undefined);
+  // Direct messages ring only their addressees' bells: listen to this name's before the first look.
+  if (totalMs > 0) waiter.watchName?.(request.sender);
   let attempt = ctx.db.transaction(() => {
     const first = attemptReceive(ctx, request, input.ack);
     // Told once, in the first attempt: which of the caller's reservations others took over while it was stalled.
@@ -205,7 +207,7 @@ export async function receive(ctx: BusContext, rawInput: unknown, options: Recei
   notices.push(...attempt.notices);
   if (attempt.result !== undefined) return finish(attempt, attempt.result);
   for (let now = ctx.clock.monotonic(); now < deadline; ) {
-    await waiter.waitForChange(deadline - now, signal);
+    await waiter.waitForChange(deadline - now, signal, request.sender);
     if (signal?.aborted) return finish(attempt);
     now = ctx.clock.monotonic();
     if (onProgress !== undefined && now - lastProgress >= PROGRESS_INTERVAL_MS) {

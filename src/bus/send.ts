@@ -82,7 +82,8 @@ export async function send(ctx: BusContext, rawInput: unknown): Promise<SendResu
     if (outcome.replayed) refund?.();
     else {
       ctx.log.debug('sent', { sender, channel: channel.name, seq: outcome.result.seq, bytes });
-      ctx.announce?.();
+      // A direct message wakes only its addressees (and readers of every direct message), never the bystanders.
+      ctx.announce?.(to);
       // A new memory is made searchable by meaning right away, in the background; never part of the write.
       if (channel.kind === 'memory') triggerEmbeddingPass(ctx);
     }

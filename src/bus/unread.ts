@@ -107,7 +107,7 @@ export function unreadDirect(ctx: Pick<BusContext, 'db'>, addressee: string): Un
   const { db } = ctx;
   const counted =
     db.get<{ n: number }>(
-      `SELECT count(*) AS n FROM (SELECT 1 FROM direct_recipients WHERE addressee = ? AND state = 'unread' LIMIT ${UNREAD_COUNT_CAP + 1})`,
+      `SELECT count(*) AS n FROM (SELECT 1 FROM direct_recipients d WHERE d.addressee = ? AND d.state = 'unread' LIMIT ${UNREAD_COUNT_CAP + 1})`,
       [addressee],
     )?.n ?? 0;
   const newest =
@@ -118,7 +118,7 @@ export function unreadDirect(ctx: Pick<BusContext, 'db'>, addressee: string): Un
             WHERE d.addressee = ? AND d.state = 'unread' ORDER BY d.seq DESC LIMIT 1`,
           [addressee],
         );
-  const unacked = db.get<{ n: number }>("SELECT count(*) AS n FROM direct_recipients WHERE addressee = ? AND state = 'delivered'", [addressee])?.n ?? 0;
+  const unacked = db.get<{ n: number }>(`SELECT count(*) AS n FROM direct_recipients d WHERE d.addressee = ? AND d.state = 'delivered'`, [addressee])?.n ?? 0;
   return {
     unread: Math.min(counted, UNREAD_COUNT_CAP),
     unreadCapped: counted > UNREAD_COUNT_CAP,

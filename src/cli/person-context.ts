@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { basename } from 'node:path';
 import type { BusContext } from '../bus/bus-context.js';
-import { createAnnouncer } from '../bus/announcer.js';
+import { ringBell } from '../bus/change-waiter.js';
 import { register, releaseSessions } from '../bus/identity.js';
 import { RateLimiter } from '../bus/rate-limiter.js';
 import type { Config } from '../config.js';
@@ -39,7 +39,9 @@ export async function asPerson<T>(base: Omit<BusContext, 'owner' | 'processIdent
 export async function withPersonContext<T>(config: Config, io: CliIo, name: string, use: (ctx: BusContext, as: string) => Promise<T>): Promise<T> {
   const { db } = await openBusDatabase(config, io);
   const log = createFileLogger(config.data_directory, config.log_level);
-  const announce = createAnnouncer(db, config.data_directory, (what) => log.debug('ringing a bell failed: waiters hear this commit at the poll', { bell: what }));
+  const announce = (addressees?: readonly string[]): void => {
+    if (!ringBell(config.data_directory, addressees)) log.debug('ringing the bell failed: waiters hear this commit at the poll', { dataDir: config.data_directory });
+  };
   try {
     return await asPerson(
       { db, config, clock: io.clock, log, defaultContext: basename(io.cwd) || 'unknown', rateLimiter: new RateLimiter(config), announce },

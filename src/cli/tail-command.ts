@@ -4,7 +4,7 @@
  * never takes the writer lock; it wakes on the same change watcher a long-poll
  * receive sleeps on, and looks again at least every poll interval.
  */
-import { createChangeWaiter } from '../bus/change-waiter.js';
+import { createChangeWaiter, POLL_INTERVAL_MS } from '../bus/change-waiter.js';
 import { DIRECT_CHANNEL } from '../bus/direct-addressees.js';
 import { MESSAGE_COLUMNS, toMessage, type Message, type MessageRow } from '../bus/message-row.js';
 import { isChannelName } from '../bus/names.js';
@@ -163,8 +163,7 @@ export async function tailCommand(io: CliIo, args: readonly string[], flags: Rec
   };
   const palette = paletteFor(io.isTty, io.env);
   const { db } = await openBusDatabase(config, io, { command: 'tail', writes: false });
-  // tail shows every direct message: it hears their bell too.
-  const waiter = createChangeWaiter(config.data_directory, undefined, { direct: true });
+  const waiter = createChangeWaiter(config.data_directory, POLL_INTERVAL_MS, { everyDirect: true });
   try {
     checkChannels(db, channels);
     checkAddressees(db, options.filters.to ?? []);

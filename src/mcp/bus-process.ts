@@ -12,7 +12,6 @@ import { basename, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Writable } from 'node:stream';
 import type { BusContext } from '../bus/bus-context.js';
-import { createAnnouncer } from '../bus/announcer.js';
 import { createChangeWaiter } from '../bus/change-waiter.js';
 import { heartbeat, HEARTBEAT_INTERVAL_MS, releaseSessions } from '../bus/identity.js';
 import { RateLimiter } from '../bus/rate-limiter.js';
@@ -143,7 +142,7 @@ export async function createBusProcess(options: BusProcessOptions): Promise<BusP
       defaultContext: basename(options.cwd) || 'unknown',
       workingDirectory: options.cwd,
       rateLimiter: new RateLimiter(config),
-      announce: createAnnouncer(db, dataDir, (what) => log.debug('ringing a bell failed: waiters hear this commit at the poll', { bell: what })),
+      announce: (addressees) => waiter.announce(addressees),
     };
     const running = startRunning(ctx);
     inbox = startInbox(ctx);

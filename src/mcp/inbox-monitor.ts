@@ -46,8 +46,8 @@ export interface InboxMonitorOptions {
   readonly ctx: BusContext;
   /** The data directory (the inbox folder lives in it). */
   readonly dataDir: string;
-  /** Commit hints of this process; with watchNames, the monitor keeps it listening to the bells of the names this process holds (direct messages ring only those). */
-  readonly feed: Pick<ChangeFeed, 'onChange'> & Partial<Pick<ChangeFeed, 'watchNames'>>;
+  /** Commit hints of this process; the monitor also listens to the bells of the names this process holds (a direct message rings only its addressees'). */
+  readonly feed: Pick<ChangeFeed, 'onChange'>;
   /** This process. */
   readonly server: ProcessIdentity;
   /** The harness that spawned this process; without one no inbox file is written. */
@@ -89,6 +89,31 @@ function receiveCounter(): { enter(name: string): () => void; has(name: string):
     },
     has: (name) => receiving.has(name),
     any: () => receiving.size > 0,
+  };
+}
+
+/**
+ * Listens to the bells of exactly the names held (the last look's), so a
+ * direct message to one of them is looked at and pushed at once, not at the
+ * poll, while the bells of names this process does not hold are not heard.
+ */
+function nameBellListener(feed: Pick<ChangeFeed, 'onChange'>, onHint: () => void): { hold(names: readonly string[]): void; close(): void } {
+  const listening = new Map<string, () => void>();
+  return {
+    hold(names) {
+      const held = new Set(names);
+      for (const [name, stop] of listening) {
+        if (held.has(name)) continue;
+        stop();
+        listening.delete(name);
+      }
+      // A function of its own per name: removing it must not remove the common bell's listener.
+      for (const name of held) if (!listening.has(name)) listening.set(name, feed.onChange(() => onHint(), { name }));
+    },
+    close() {
+      for (const stop of listening.values()) stop();
+      listening.clear();
+    },
   };
 }
 
@@ -166,7 +191,7 @@ export function createInboxMonitor(options: InboxMonitorOptions): InboxMonitor {
       logFailure('inbox look failed', error);
       return;
     }
-    options.feed.watchNames?.(names.map((n) => n.name));
+    nameBells.hold(names.map((n) => n.name));
     if (urgent) writer?.writeNow(names);
     else writer?.writeSoon(names);
     if (pusher !== undefined) lookAt(pusher.pushFrom(names));
@@ -182,6 +207,7 @@ export function createInboxMonitor(options: InboxMonitorOptions): InboxMonitor {
     });
   };
   const stopListening = options.feed.onChange(onHint);
+  const nameBells = nameBellListener(options.feed, onHint);
   const poll = setInterval(() => look(false), options.pollMs ?? INBOX_POLL_MS);
   poll.unref();
   cleanInboxFolder(ctx, dataDir);
@@ -190,6 +216,7 @@ export function createInboxMonitor(options: InboxMonitorOptions): InboxMonitor {
     if (closed) return;
     closed = true;
     stopListening();
+    nameBells.close();
     clearInterval(poll);
     if (dueTimer !== undefined) clearTimeout(dueTimer);
     writer?.close();

@@ -49,8 +49,9 @@ export function createStorageStop(log: Logger, stderr: Writable | undefined): St
       return stopped !== undefined;
     },
     guard: (waiter) => ({
-      async waitForChange(maxMs, signal) {
-        await waiter.waitForChange(maxMs, signal);
+      watchName: (name) => waiter.watchName?.(name),
+      async waitForChange(maxMs, signal, name) {
+        await waiter.waitForChange(maxMs, signal, name);
         const refused = check();
         if (refused !== undefined) throw refused;
       },

@@ -8,7 +8,6 @@
  */
 import { basename } from 'node:path';
 import type { BusContext } from '../bus/bus-context.js';
-import { createAnnouncer } from '../bus/announcer.js';
 import type { ChangeFeed } from '../bus/change-waiter.js';
 import { RateLimiter } from '../bus/rate-limiter.js';
 import type { Config } from '../config.js';
@@ -56,7 +55,7 @@ export function webBus(opened: OpenedBus, config: Config, io: CliIo, log: Logger
     log,
     defaultContext: basename(io.cwd) || 'unknown',
     rateLimiter: new RateLimiter(config),
-    announce: createAnnouncer(db, config.data_directory, (what) => log.debug('ringing a bell failed: waiters hear this commit at the poll', { bell: what })),
+    announce: (addressees) => waiter.announce(addressees),
   };
   const lastSeq = (): number => db.get<{ seq: number | null }>('SELECT max(seq) AS seq FROM messages')?.seq ?? 0;
   return {

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { BusError } from '../bus/bus-error.js';
-import { createChangeWaiter } from '../bus/change-waiter.js';
+import { createChangeWaiter, POLL_INTERVAL_MS } from '../bus/change-waiter.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { CliError } from '../cli/cli-error.js';
@@ -78,8 +78,7 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
   const { config, io, token, person } = options;
   const files = new Map(Object.keys(PAGE_FILES).map((name) => [name, readFileSync(join(options.staticDir, name))]));
   const page = (files.get('index.html') as Buffer).toString('utf8').replaceAll('__TOKEN__', encodeURIComponent(token));
-  // The console shows every direct message: it hears their bell too.
-  const waiter = createChangeWaiter(config.data_directory, undefined, { direct: true });
+  const waiter = createChangeWaiter(config.data_directory, POLL_INTERVAL_MS, { everyDirect: true });
   const holder = busHolder(async (): Promise<WebBus | undefined> => {
     const opened = await options.openBus();
     return opened === undefined ? undefined : webBus(opened, config, io, options.log, waiter, person);

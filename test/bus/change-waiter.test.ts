@@ -131,6 +131,34 @@ describe('change waiter', () => {
     expect(BELL_FILE).toBe('agentbus.bell');
   });
 
+  it('a direct message rings only its addressees\' bells and the direct bell: a wait as another name, or on no name, sleeps on', async () => {
+    const bus = await createBus();
+    const waiter = createChangeWaiter(bus.dir, FAR);
+    const reader = createChangeWaiter(bus.dir, FAR, { everyDirect: true });
+    const woken: string[] = [];
+    const bystander = new AbortController();
+    const plain = new AbortController();
+    try {
+      waiter.watchName?.('Bob');
+      const bob = waiter.waitForChange(FAR, undefined, 'Bob').then(() => woken.push('Bob'));
+      const eve = waiter.waitForChange(FAR, bystander.signal, 'Eve').then(() => woken.push(bystander.signal.aborted ? 'Eve aborted' : 'Eve'));
+      const none = waiter.waitForChange(FAR, plain.signal).then(() => woken.push(plain.signal.aborted ? 'plain aborted' : 'plain'));
+      const all = reader.waitForChange(FAR).then(() => woken.push('reader'));
+      await new Promise((r) => setTimeout(r, 20));
+      expect(ringBell(bus.dir, ['Bob'])).toBe(true);
+      await Promise.all([bob, all]);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(woken.sort()).toEqual(['Bob', 'reader']);
+      bystander.abort();
+      plain.abort();
+      await Promise.all([eve, none]);
+      expect(woken.sort()).toEqual(['Bob', 'Eve aborted', 'plain aborted', 'reader']);
+    } finally {
+      waiter.close();
+      reader.close();
+    }
+  });
+
   it('every message another process commits and announces wakes a waiting receive, with no help from the poll', async () => {
     // A watch of the WAL fires while the writer is still writing frames, before the commit is
     // visible; a reader woken by it could look too early and sleep until the poll. The bell

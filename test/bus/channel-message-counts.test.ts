@@ -35,7 +35,8 @@ afterEach(async () => {
 /** What counting the rows says, per channel. */
 function counted(db: Database): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const c of db.all<{ name: string }>('SELECT name FROM channels')) {
+  // Status leaves out the reserved channel of direct messages (sql/0012).
+  for (const c of db.all<{ name: string }>("SELECT name FROM channels WHERE name <> '@direct'")) {
     out[c.name] = db.get<{ n: number }>('SELECT count(*) AS n FROM messages WHERE channel = ? AND tombstone = 0', [c.name])?.n ?? 0;
   }
   return out;
@@ -62,7 +63,7 @@ describe('channel message counters', () => {
     expect(db.get<{ n: number }>('SELECT count(*) AS n FROM messages WHERE tombstone = 1')?.n).toBe(0);
     expect(kept(db)).toEqual(counted(db));
     resetDatabase(db);
-    expect(kept(db)).toEqual({ '@direct': 0, general: 0, memory: 0 });
+    expect(kept(db)).toEqual({ general: 0, memory: 0 });
   });
 
   it('are filled from the rows already there when the migration runs, and counted row by row before it', async () => {
@@ -82,8 +83,7 @@ describe('channel message counters', () => {
     const migrated = (await openTestDatabase(dir)).db;
     try {
       expect(migrated.get("SELECT 1 AS one FROM sqlite_schema WHERE name = 'channel_message_counts'")).toBeDefined();
-      // The reserved channel of direct messages (sql/0012) starts empty.
-      expect(kept(migrated)).toEqual({ '@direct': 0, general: 3, memory: 0 });
+      expect(kept(migrated)).toEqual({ general: 3, memory: 0 });
     } finally {
       migrated.close();
     }

@@ -33,7 +33,7 @@ describe('operation schemas', () => {
     expect(Object.keys(identity.RegisterInput.entries)).toEqual(['name', 'parent', 'context', 'resume']);
     expect(Object.keys(send.SendInput.entries)).toEqual(['as', 'channel', 'to', 'content', 'type', 'reply_to', 'metadata', 'references', 'idempotency_key']);
     expect(Object.keys(receive.ReceiveInput.entries)).toEqual(['as', 'ack', 'count', 'wait_seconds', 'channels', 'include_own', 'reply_to']);
-    expect(Object.keys(history.HistoryInput.entries)).toEqual(['as', 'channel', 'before', 'after', 'count']);
+    expect(Object.keys(history.HistoryInput.entries)).toEqual(['as', 'channel', 'direct', 'with', 'before', 'after', 'count']);
     expect(Object.keys(receive.ReceiveOutput.entries)).toEqual(['messages', 'batch_token', 'redelivered', 'notices', 'instruction']);
     expect(Object.keys(channels.CreateChannelInput.entries)).toEqual(['as', 'name', 'kind']);
     expect(inputJsonSchema(send.SendInput).required).toEqual(['as', 'content']);

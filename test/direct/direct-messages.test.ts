@@ -43,7 +43,9 @@ describe('a direct message', () => {
     const sent = toolAnswer(SendOutput, await alice.call('send', { as: 'Alice', to: ['Bob'], content: 'run the tests on your branch' }), 'send');
     expect(sent.to).toEqual(['Bob']);
 
-    const later = await registered(dir, 'Bob');
+    const later = await startMcp(dir);
+    // Register says mail is waiting.
+    expect(await later.call('register', { name: 'Bob' })).toEqual({ display_name: 'Bob', resumed: false, subscriptions: [], direct_pending: 1 });
     const got = await receiveAs(later, 'Bob');
     expect(got.messages).toMatchObject([{ seq: sent.seq, sender: 'Alice', direct: true, to: ['Bob'], content: 'run the tests on your branch' }]);
     expect(got.redelivered).toBe(false);
@@ -107,6 +109,17 @@ describe('a direct message', () => {
     expect(await searchAs(eve, 'Eve')).toEqual([]);
     expect(await searchAs(alice, 'Alice')).toEqual([sent.seq]);
     expect(await searchAs(addressees[0]!.server, 'Bob')).toEqual([sent.seq]);
+    // history of direct messages: the sender's and each addressee's, and nobody else's.
+    const historyAs = async (server: McpProcess, args: Record<string, unknown>) =>
+      ((await server.call('history', { direct: true, ...args })).messages as { seq: number }[]).map((m) => m.seq);
+    expect(await historyAs(eve, { as: 'Eve' })).toEqual([]);
+    expect(await historyAs(alice, { as: 'Alice' })).toEqual([sent.seq]);
+    expect(await historyAs(addressees[0]!.server, { as: 'Bob', with: 'Alice' })).toEqual([sent.seq]);
+    expect(await historyAs(addressees[0]!.server, { as: 'Bob', with: 'Carol' })).toEqual([]);
+    expect(await historyAs(eve, { as: 'Eve', with: 'Alice' })).toEqual([]);
+    for (const bad of [{ as: 'Eve' }, { as: 'Eve', channel: 'general', direct: true }, { as: 'Eve', channel: 'general', with: 'Alice' }]) {
+      expect(errorCode(await eve.call('history', bad)), JSON.stringify(bad)).toBe('validation');
+    }
     const listed = (await eve.call('list_channels', { as: 'Eve' })).channels as { name: string }[];
     expect(listed.map((c) => c.name)).toEqual(['general', 'memory', 'work']);
   });
