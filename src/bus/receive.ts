@@ -16,7 +16,8 @@
  *    ceiling is delivered alone). Each contributing subscription's
  *    pending_end_seq is its highest delivered seq, under one new token.
  * 5. With nothing available and wait_seconds > 0, wait for a commit (see
- *    change-waiter.ts) and look again until the deadline. While waiting, a
+ *    change-waiter.ts: the common bell, and this name's bell, which only
+ *    direct messages to it ring) and look again until the deadline. While waiting, a
  *    look is a read; only a look that finds something writes.
  *
  * Direct messages (sql/0012) to `as` are merged in by seq at steps 3 and 4
