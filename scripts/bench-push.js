@@ -11,9 +11,17 @@
 //            `node -e 0`, medians of fresh processes, interleaved
 //   flood    1,000 messages as fast as one sender goes, while a hook runs after
 //            every "tool call": how many channel events and nudges they cause
-//   npm run bench:push -- [--samples 200] [--hooks 21] [--flood 1000] [--before /path/to/checkout] [--only wake,push,inbox,flood[,push-before]]
+//   direct     send -> channel event for a direct message and for a channel
+//            message, interleaved in one pair (the direct one is never held
+//            behind the 2 s coalescing: sent right after a channel event)
+//   bystanders --bystanders names (default 50) over 5 servers that this
+//            process is the harness of, none addressed: while --messages
+//            direct messages go from A to B, how many inbox-file writes and
+//            channel events they get (aim: none), and their servers' CPU
+//            time beside an idle stretch as long (the bell still wakes them)
+//   npm run bench:push -- [--samples 200] [--hooks 21] [--flood 1000] [--before /path/to/checkout] [--only wake,push,inbox,flood,direct,bystanders[,push-before]]
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, watch, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -27,7 +35,9 @@ const SAMPLES = Number(flag('samples', '200'));
 const HOOKS = Number(flag('hooks', '21'));
 const FLOOD = Number(flag('flood', '1000'));
 const BEFORE = flag('before', undefined);
-const ONLY = flag('only', 'wake,push,inbox,flood').split(',');
+const ONLY = flag('only', 'wake,push,inbox,flood,direct,bystanders').split(',');
+const BYSTANDERS = Number(flag('bystanders', '50'));
+const MESSAGES = Number(flag('messages', '200'));
 const bin = (root) => join(root, 'bin', 'agentbus.js');
 
 const { loadDriver } = await import('../dist/src/db/select-driver.js');
@@ -59,12 +69,19 @@ async function start(dir, driver, root = here) {
     events.push({ at: now(), n });
   };
   await client.connect(transport);
+  const pid = transport.pid;
   const call = async (name, a) => {
     const r = await client.callTool({ name, arguments: a });
     if (r.isError) throw new Error(`${name}: ${JSON.stringify(r.structuredContent)}`);
     return r.structuredContent;
   };
-  return { client, call, events };
+  return { client, call, events, pid };
+}
+
+/** CPU time (user + system) of process `pid` so far, ms (Linux /proc; clock ticks of 10 ms). */
+function cpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 async function pair(driver, root = here, channels = ['general']) {
@@ -134,6 +151,108 @@ async function push(driver, root) {
     }
     return { p50: pct(latencies, 50), p99: pct(latencies, 99), max: Math.max(...latencies), send50: pct(sendRoundTrips, 50) };
   } finally {
+    await p.close();
+  }
+}
+
+/** Waits for event number `index` at `client`; its arrival time. */
+async function eventAt(client, index, what) {
+  const deadline = Date.now() + 5000;
+  while (client.events.length <= index) {
+    if (Date.now() > deadline) throw new Error(`no channel event for ${what}`);
+    await sleep(0.2);
+  }
+  return client.events[index];
+}
+
+/**
+ * send -> channel event, a direct message beside a channel message in the same
+ * pair: each sample sends on a channel (after a pause, so it is not coalesced),
+ * waits for its event, then at once sends B a direct message, which must not
+ * wait for the channel's 2 s interval.
+ */
+async function directPush(driver) {
+  const channels = Array.from({ length: 10 }, (_, i) => `c${i}`);
+  const p = await pair(driver, here, channels);
+  try {
+    const channel = [];
+    const direct = [];
+    for (let i = 0; i < SAMPLES; i++) {
+      let before = p.b.events.length;
+      let sentAt = now();
+      await p.a.call('send', { as: 'A', channel: channels[i % channels.length], content: `channel ${i}` });
+      channel.push((await eventAt(p.b, before, `channel sample ${i}`)).at - sentAt);
+      before = p.b.events.length;
+      sentAt = now();
+      await p.a.call('send', { as: 'A', to: ['B'], content: `direct ${i}` });
+      const event = await eventAt(p.b, before, `direct sample ${i}`);
+      if (event.n.params.meta.direct !== 'true') throw new Error(`sample ${i}: expected the direct event, got ${JSON.stringify(event.n.params.meta)}`);
+      direct.push(event.at - sentAt);
+      // B reads its mail now and then, so the unread count stays small (as an agent's would).
+      if (i % 10 === 9) {
+        const r = await p.b.call('receive', { as: 'B', count: 1000 });
+        await p.b.call('receive', { as: 'B', ack: r.batch_token, wait_seconds: 0 });
+      }
+      await sleep(250);
+    }
+    return { channel: { p50: pct(channel, 50), p99: pct(channel, 99) }, direct: { p50: pct(direct, 50), p99: pct(direct, 99) } };
+  } finally {
+    await p.close();
+  }
+}
+
+/**
+ * The cost of direct messages to the names they are not for: BYSTANDERS names
+ * spread over five servers whose harness is this process (so each keeps an
+ * inbox file), subscribed to general, idle. Inbox-file writes are counted by a
+ * watch on the inbox folder (each write is a rename into place); CPU time of
+ * the bystanders' servers during MESSAGES direct messages A -> B, beside an
+ * idle stretch as long.
+ */
+async function bystanders(driver) {
+  const p = await pair(driver);
+  const servers = [];
+  try {
+    const perServer = Math.ceil(BYSTANDERS / 5);
+    for (let s = 0; s < 5; s++) {
+      const server = await start(p.dir, driver);
+      for (let n = 0; n < perServer && s * perServer + n < BYSTANDERS; n++) {
+        const name = `By${s}x${n}`;
+        await server.call('register', { name });
+        await server.call('subscribe', { as: name, channel: 'general' });
+      }
+      await server.call('list_channels', { as: `By${s}x0` });
+      servers.push(server);
+    }
+    await p.b.call('list_channels', { as: 'B' });
+    const inboxDir = join(p.dir, 'inbox');
+    mkdirSync(inboxDir, { recursive: true });
+    await sleep(1500);
+    const writes = new Map();
+    const watcher = watch(inboxDir, (event, file) => {
+      if (event === 'rename' && file && !file.startsWith('.')) writes.set(file, (writes.get(file) ?? 0) + 1);
+    });
+    const cpu = () => servers.reduce((sum, s) => sum + cpuMs(s.pid), 0);
+    const eventsBefore = servers.reduce((n, s) => n + s.events.length, 0);
+    const cpu0 = cpu();
+    const started = now();
+    for (let i = 0; i < MESSAGES; i++) {
+      await p.a.call('send', { as: 'A', to: ['B'], content: `direct ${i}` });
+      await sleep(5);
+    }
+    await sleep(1500);
+    const busyMs = now() - started;
+    const cpu1 = cpu();
+    await sleep(busyMs);
+    const cpu2 = cpu();
+    watcher.close();
+    const bFile = [...writes.keys()].filter((f) => readFileSync(join(inboxDir, f), 'utf8').includes('"name":"B"'));
+    const bystanderWrites = [...writes.entries()].filter(([f]) => !bFile.includes(f)).reduce((n, [, c]) => n + c, 0);
+    const bWrites = bFile.reduce((n, f) => n + (writes.get(f) ?? 0), 0);
+    const events = servers.reduce((n, s) => n + s.events.length, 0) - eventsBefore;
+    return { busyMs, bystanderWrites, bWrites, events, busyCpu: cpu1 - cpu0, idleCpu: cpu2 - cpu1, bEvents: p.b.events.length };
+  } finally {
+    for (const s of servers) await s.client.close();
     await p.close();
   }
 }
@@ -246,6 +365,18 @@ for (const driver of drivers) {
   if (ONLY.includes('flood')) {
     const r = await flood(driver);
     console.log(`${driver.padEnd(6)} flood: ${FLOOD} messages in ${(r.floodMs / 1000).toFixed(1)} s -> ${r.events} channel events (bound ${r.bound}; last names the last message: ${r.lastSeq}, count ${r.lastCount}); hook ran ${r.hookRuns} times, nudged ${r.nudges} times`);
+  }
+  if (ONLY.includes('direct')) {
+    const r = await directPush(driver);
+    console.log(
+      `${driver.padEnd(6)} direct: send -> channel event, channel message p50 ${f(r.channel.p50)} ms p99 ${f(r.channel.p99)} ms; direct message right after it p50 ${f(r.direct.p50)} ms p99 ${f(r.direct.p99)} ms (${(r.direct.p50 / r.channel.p50).toFixed(2)}x p50)`,
+    );
+  }
+  if (ONLY.includes('bystanders')) {
+    const r = await bystanders(driver);
+    console.log(
+      `${driver.padEnd(6)} bystanders: ${MESSAGES} direct messages to B in ${(r.busyMs / 1000).toFixed(1)} s -> ${BYSTANDERS} bystanders in 5 servers: ${r.bystanderWrites} inbox-file writes, ${r.events} channel events; their servers' CPU ${r.busyCpu} ms (idle stretch as long: ${r.idleCpu} ms); B: ${r.bWrites} inbox-file writes, ${r.bEvents} events`,
+    );
   }
 }
 console.log(`load average at the end ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);

@@ -31,6 +31,7 @@ import { vectorCacheFor, type StoredVector } from '../embeddings/vector-cache.js
 import { decodeVector, dot } from '../embeddings/vector-codec.js';
 import type { BusContext } from './bus-context.js';
 import { requireChannel } from './channels.js';
+import { DIRECT_CHANNEL } from './direct-addressees.js';
 import { directVisibleTo } from './direct-recipients.js';
 import { SeqField } from './envelope.js';
 import { AsField, requireSession } from './identity.js';
@@ -82,6 +83,7 @@ export const SearchInput = v.strictObject({
   since: v.optional(v.pipe(Timestamp('messages created at or after it'), v.description('Only messages created at or after this ISO 8601 time, e.g. 2026-11-30T12:00:00Z.'))),
   until: v.optional(v.pipe(Timestamp('messages created before it'), v.description('Only messages created before this ISO 8601 time.'))),
   thread: v.optional(v.pipe(SeqField, v.description('Only the message with this seq and every message whose reply_to chain leads to it.'))),
+  direct: v.optional(v.pipe(v.boolean('must be true or false'), v.description('true: only direct messages (to or from you); they are on no channel, so not with channel.'))),
   count: v.optional(
     v.pipe(
       v.number('must be a number of results'),
@@ -133,6 +135,8 @@ interface Filters {
   readonly untilMs?: number | undefined;
   /** Only this seq and the messages whose reply_to chain leads to it. */
   readonly thread?: number | undefined;
+  /** Only direct messages. */
+  readonly direct?: boolean | undefined;
   /** Direct messages only when this display name sent or is addressed by them; undefined (a person's reader) sees all. */
   readonly reader?: string | undefined;
 }
@@ -178,6 +182,7 @@ export async function runSearch(ctx: BusContext, input: SearchQuery, check: () =
     since: filters.sinceMs,
     until: filters.untilMs,
     thread: input.thread,
+    direct: input.direct,
   });
   const position: SearchPosition = input.continuation === undefined ? { offset: 0, bound: undefined } : decodeContinuation(input.continuation, fingerprint);
   // Checked before any request so a hopeless query fails fast; semantic alone needs no FTS words.
@@ -258,8 +263,9 @@ function parseFilters(ctx: BusContext, input: SearchQuery): Filters {
   if (sinceMs !== undefined && untilMs !== undefined && untilMs <= sinceMs) {
     throw invalid('until', 'must be later than since; the range is since (inclusive) to until (exclusive)');
   }
+  if (input.direct === true && input.channel !== undefined) throw invalid('direct', 'cannot be combined with channel: direct messages are on no channel; drop one of them');
   if (input.channel !== undefined) requireChannel(ctx, input.channel);
-  return { channel: input.channel, sender: input.sender, sinceMs, untilMs, thread: input.thread };
+  return { channel: input.channel, sender: input.sender, sinceMs, untilMs, thread: input.thread, direct: input.direct };
 }
 
 type Embedded = { ok: true; vector: Float32Array } | { ok: false; reason: string };
@@ -310,6 +316,10 @@ function filterSql(ctx: BusContext, filters: Filters, threadSeqs: readonly numbe
   if (filters.sender !== undefined) {
     conditions.push('m.sender = ?');
     params.push(filters.sender);
+  }
+  if (filters.direct === true) {
+    conditions.push('m.channel = ?');
+    params.push(DIRECT_CHANNEL);
   }
   if (filters.sinceMs !== undefined) {
     conditions.push('m.created_at >= ?');

@@ -1,6 +1,6 @@
 /**
- * How a message looks in a terminal: one header line (time, channel, seq,
- * sender, and what it answers) and its text indented below. Message text comes
+ * How a message looks in a terminal: one header line (time, channel or, for a
+ * direct message, `direct → Kim, Lee`, seq, sender, and what it answers) and its text indented below. Message text comes
  * from agents and is untrusted: control characters (an escape sequence could
  * rewrite the terminal) are shown as visible `\x..` escapes, never sent raw.
  */
@@ -45,7 +45,7 @@ export function messageLines(message: Message, palette: Palette, depth = 0): str
   const indent = '  '.repeat(depth);
   const parts = [
     palette.dim(shortTime(message.created_at)),
-    palette.channel(`#${message.channel}`),
+    palette.channel(message.to === undefined ? `#${message.channel}` : `direct → ${message.to.map(visibleText).join(', ')}`),
     palette.dim(`[${message.seq}]`),
     palette.bold(palette.sender(visibleText(message.sender))),
   ];

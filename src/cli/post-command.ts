@@ -1,5 +1,6 @@
 /**
- * `agentbus post`: a person's message to a channel, sent through the bus's own
+ * `agentbus post`: a person's message to a channel, or with `--to NAME` a
+ * direct message to agents (repeatable, up to 16 names), sent through the bus's own
  * send (the MCP tool's code path: validation, idempotency receipt, rate limit,
  * inspection hook, capacity), so agents receive it like any other message.
  * The process registers the name for the length of the send and releases it
@@ -28,7 +29,7 @@ export function humanName(io: CliIo): string {
 async function readText(io: CliIo, given: string | undefined): Promise<string> {
   if (given !== undefined && given !== '-') return given;
   if (io.stdinIsTty && given === undefined) {
-    throw new CliError('usage', 'no text: give it after the channel (agentbus post general "hello") or pipe it on stdin, or pass - to type it');
+    throw new CliError('usage', 'no text: give it after the channel (agentbus post general "hello", agentbus post --to Sam "hello") or pipe it on stdin, or pass - to type it');
   }
   let text = '';
   for await (const chunk of io.stdin) text += typeof chunk === 'string' ? chunk : (chunk as Buffer).toString('utf8');
@@ -47,13 +48,13 @@ function replyTo(flags: Record<string, unknown>): number | undefined {
 export async function postMessage(
   config: Config,
   io: CliIo,
-  message: { name: string; channel: string; content: string; replyTo?: number; idempotencyKey?: string },
+  message: { name: string; content: string; replyTo?: number; idempotencyKey?: string } & ({ channel: string } | { to: readonly string[] }),
 ): Promise<SendResult & { as: string }> {
   return withPersonContext(config, io, message.name, async (ctx, as) => {
     const result = await asCliError(() =>
       send(ctx, {
         as,
-        channel: message.channel,
+        ...('to' in message ? { to: message.to } : { channel: message.channel }),
         content: message.content,
         ...(message.replyTo === undefined ? {} : { reply_to: message.replyTo }),
         ...(message.idempotencyKey === undefined ? {} : { idempotency_key: message.idempotencyKey }),
@@ -63,23 +64,35 @@ export async function postMessage(
   });
 }
 
-/** Runs `agentbus post CHANNEL [TEXT]`. */
+/** The addressees of --to (repeatable), or undefined when none is given. */
+function addressees(flags: Record<string, unknown>): string[] | undefined {
+  const value = flags.to;
+  if (value === undefined) return undefined;
+  return (Array.isArray(value) ? value : [value]).map(String);
+}
+
+/** Runs `agentbus post CHANNEL [TEXT]` or `agentbus post --to NAME [TEXT]`. */
 export async function postCommand(io: CliIo, args: readonly string[], flags: Record<string, unknown>): Promise<number> {
   const config = commandConfig(io, flags);
-  const [channel, given] = args;
-  if (channel === undefined) throw new CliError('usage', 'no channel: agentbus post CHANNEL TEXT');
+  const to = addressees(flags);
+  const [channel, given] = to === undefined ? args : [undefined, ...args];
+  if (to !== undefined && args.length > 1) {
+    throw new CliError('usage', `with --to, give only the text (agentbus post --to ${to[0]} "hello"); "${args[0]}" would be a channel, and a message goes to a channel or to names, not both`);
+  }
+  if (to === undefined && channel === undefined) throw new CliError('usage', 'no channel: agentbus post CHANNEL TEXT, or agentbus post --to NAME TEXT for a direct message');
   const reply = replyTo(flags);
   const name = flags.as === undefined ? humanName(io) : String(flags.as);
   const content = await readText(io, given);
   const key = flags['idempotency-key'] === undefined ? undefined : String(flags['idempotency-key']);
   const result = await postMessage(config, io, {
     name,
-    channel,
+    ...(to === undefined ? { channel: channel as string } : { to }),
     content,
     ...(reply === undefined ? {} : { replyTo: reply }),
     ...(key === undefined ? {} : { idempotencyKey: key }),
   });
-  if (flagSet(flags, 'json')) io.stdout.write(`${JSON.stringify({ ...result, channel })}\n`);
+  if (flagSet(flags, 'json')) io.stdout.write(`${JSON.stringify(to === undefined ? { ...result, channel } : { ...result, to })}\n`);
+  else if (to !== undefined) io.stdout.write(`sent ${result.seq} to ${to.join(', ')} (direct) as ${result.as}\n`);
   else {
     const memory = result.memory_id === undefined ? '' : ` (memory ${result.memory_id}, revision ${result.revision})`;
     io.stdout.write(`sent ${result.seq} to #${channel} as ${result.as}${memory}\n`);

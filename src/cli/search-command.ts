@@ -37,6 +37,7 @@ export async function searchCommand(io: CliIo, args: readonly string[], flags: R
   const until = timeFlag(flags, 'until', now);
   const thread = intFlag(flags, 'thread');
   const count = intFlag(flags, 'count');
+  if (flagSet(flags, 'direct')) input.direct = true;
   Object.assign(input, since && { since }, until && { until }, thread !== undefined && { thread }, count !== undefined && { count });
   const result = await withReaderContext(config, io, 'search', (ctx) => asCliError(() => searchAsReader(ctx, input)));
   if (flagSet(flags, 'json')) {

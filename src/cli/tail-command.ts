@@ -5,6 +5,7 @@
  * receive sleeps on, and looks again at least every poll interval.
  */
 import { createChangeWaiter, POLL_INTERVAL_MS } from '../bus/change-waiter.js';
+import { DIRECT_CHANNEL } from '../bus/direct-addressees.js';
 import { MESSAGE_COLUMNS, toMessage, type Message, type MessageRow } from '../bus/message-row.js';
 import { isChannelName } from '../bus/names.js';
 import type { Database } from '../db/database.js';
@@ -29,6 +30,10 @@ export interface TailFilters {
   readonly senders: readonly string[];
   /** Only messages created at or after this time (ms). */
   readonly sinceMs?: number;
+  /** Only direct messages (--direct). */
+  readonly direct?: boolean;
+  /** Only direct messages to one of these display names (--to); empty: no such filter. */
+  readonly to?: readonly string[];
 }
 
 /** A flag given once or several times, as a list. */
@@ -62,6 +67,14 @@ export function filterClause(filters: TailFilters): { sql: string; params: (stri
     parts.push('m.created_at >= ?');
     params.push(filters.sinceMs);
   }
+  if (filters.direct === true) {
+    parts.push('m.channel = ?');
+    params.push(DIRECT_CHANNEL);
+  }
+  if (filters.to !== undefined && filters.to.length > 0) {
+    parts.push(`EXISTS (SELECT 1 FROM direct_recipients d WHERE d.seq = m.seq AND d.addressee IN (${filters.to.map(() => '?').join(', ')}))`);
+    params.push(...filters.to);
+  }
   return { sql: parts.join(' AND '), params };
 }
 
@@ -70,12 +83,23 @@ function checkChannels(db: Database, channels: readonly string[]): void {
   const bad = channels.find((c) => !isChannelName(c));
   if (bad !== undefined) throw new CliError('usage', `"${bad}" is not a channel name (letters, digits, ".", "_", "-")`);
   if (channels.length === 0) return;
-  const known = db.read(() => db.all<{ name: string }>('SELECT name FROM channels ORDER BY name').map((r) => r.name));
+  const known = db.read(() => db.all<{ name: string }>('SELECT name FROM channels WHERE name <> ? ORDER BY name', [DIRECT_CHANNEL]).map((r) => r.name));
   for (const channel of channels) {
     if (known.includes(channel)) continue;
     const near = closestName(channel, known);
     const hint = near !== undefined ? ` (did you mean "${near}"?)` : known.length > 0 ? `; the channels are: ${known.join(', ')}` : '; there are no channels yet';
     throw new CliError('failed', `no channel "${channel}"${hint}`);
+  }
+}
+
+/** Every --to name must have been registered on this bus: a typo would otherwise show nothing, forever. */
+function checkAddressees(db: Database, names: readonly string[]): void {
+  if (names.length === 0) return;
+  const known = db.read(() => db.all<{ name: string }>('SELECT name FROM known_names ORDER BY name').map((r) => r.name));
+  for (const name of names) {
+    if (known.includes(name)) continue;
+    const near = closestName(name, known);
+    throw new CliError('failed', `no agent was ever called "${name}" on this bus${near === undefined ? '' : ` (did you mean "${near}"?)`}`);
   }
 }
 
@@ -126,8 +150,13 @@ export async function tailCommand(io: CliIo, args: readonly string[], flags: Rec
   const channels = [...new Set([...args, ...listFlag(flags, 'channel')])];
   const senders = [...new Set(listFlag(flags, 'sender'))];
   const since = flags.since === undefined ? undefined : parseSince(String(flags.since), io.clock.now());
+  const to = [...new Set(listFlag(flags, 'to'))];
+  const direct = flagSet(flags, 'direct') || to.length > 0;
+  if (direct && channels.length > 0) {
+    throw new CliError('usage', `--direct and --to show direct messages, which are on no channel; drop "${channels[0]}" or the direct filter`);
+  }
   const options: TailOptions = {
-    filters: { channels, senders, ...(since === undefined ? {} : { sinceMs: since }) },
+    filters: { channels, senders, direct, to, ...(since === undefined ? {} : { sinceMs: since }) },
     lines: flags.lines === undefined ? undefined : positiveInt('lines', flags.lines, TAIL_MAX_LINES),
     follow: !flagSet(flags, 'once'),
     json: flagSet(flags, 'json'),
@@ -137,6 +166,7 @@ export async function tailCommand(io: CliIo, args: readonly string[], flags: Rec
   const waiter = createChangeWaiter(config.data_directory, POLL_INTERVAL_MS, { everyDirect: true });
   try {
     checkChannels(db, channels);
+    checkAddressees(db, options.filters.to ?? []);
     const recent = readRecent(db, options);
     write(io, recent.messages, options, palette, true);
     let last = recent.last;

@@ -24,6 +24,14 @@ export const INBOX_DIR = 'inbox';
 /** Separates the harness identity from the server identity in a file name. */
 const SEPARATOR = '~';
 const SUFFIX = '.json';
+/**
+ * The `channel` of a name's direct-messages entry, listed before its
+ * subscriptions: the bus's reserved channel of direct messages (DIRECT_CHANNEL
+ * in src/bus/direct-addressees.ts, which this layer does not import; a test
+ * holds them equal). No subscription can have it: channel names start with a
+ * letter or digit.
+ */
+export const DIRECT_ENTRY = '@direct';
 
 const UnreadMessageSchema = v.strictObject({
   seq: v.pipe(v.number(), v.integer()),

@@ -4,7 +4,7 @@
  * newest sender and preview per channel, and the call that reads them. The
  * previews quote other agents and are marked as such.
  */
-import type { InboxFile } from './inbox-file.js';
+import { DIRECT_ENTRY, type InboxFile, type InboxSubscription } from './inbox-file.js';
 
 interface NameEntry {
   readonly name: string;
@@ -24,16 +24,33 @@ export function inboxView(files: readonly InboxFile[]): InboxView {
 
 const quote = (text: string): string => JSON.stringify(text);
 
-/** The unread (undelivered) part: empty when nothing is unread. */
-export function unreadText(view: InboxView): string {
+/** True for the entry of a name's direct messages (the monitor writes it first, as channel "@direct"). */
+const isDirect = (s: { readonly channel: string }): boolean => s.channel === DIRECT_ENTRY;
+
+const unreadCount = (s: InboxSubscription): string => (s.unread_capped ? `${s.unread}+` : `${s.unread}`);
+
+/** The direct messages part, one sentence per name: said first, since each was written to that name alone. */
+function directParts(view: InboxView): string[] {
   const parts: string[] = [];
   for (const { name, subscriptions } of view.names) {
+    const direct = subscriptions.find((s) => isDirect(s) && s.unread > 0 && s.newest !== null);
+    if (direct === undefined) continue;
+    const n = direct.newest!;
+    const what = direct.unread === 1 && !direct.unread_capped ? 'a direct message' : `${unreadCount(direct)} direct messages`;
+    parts.push(`${name} has ${what} (to ${name} alone), newest from ${n.sender} (seq ${n.seq}): ${quote(n.preview)}. Call receive with as: ${quote(name)} to read it, then pass its batch_token as ack; answer with send to: [${quote(n.sender)}], reply_to: ${n.seq}.`);
+  }
+  return parts;
+}
+
+/** The unread (undelivered) part: empty when nothing is unread. Direct messages come before channel traffic. */
+export function unreadText(view: InboxView): string {
+  const parts = directParts(view);
+  for (const { name, subscriptions } of view.names) {
     const channels = subscriptions
-      .filter((s) => s.unread > 0 && s.newest !== null)
+      .filter((s) => !isDirect(s) && s.unread > 0 && s.newest !== null)
       .map((s) => {
-        const count = s.unread_capped ? `${s.unread}+ unread` : `${s.unread} unread`;
         const n = s.newest!;
-        return `${count} on ${quote(s.channel)}, newest from ${n.sender} (seq ${n.seq}): ${quote(n.preview)}`;
+        return `${unreadCount(s)} unread on ${quote(s.channel)}, newest from ${n.sender} (seq ${n.seq}): ${quote(n.preview)}`;
       });
     if (channels.length === 0) continue;
     parts.push(`For ${name}: ${channels.join('; ')}. Call receive with as: ${quote(name)} to read them, then pass its batch_token as ack.`);
@@ -49,7 +66,7 @@ export function unackedText(view: InboxView): string {
     const held = subscriptions.filter((s) => s.unacked !== null);
     if (held.length === 0) continue;
     const tokens = [...new Set(held.map((s) => s.unacked!.batch_token))].map(quote);
-    const channels = held.map((s) => quote(s.channel)).join(', ');
+    const channels = held.map((s) => (isDirect(s) ? 'direct messages' : quote(s.channel))).join(', ');
     const acks = tokens.length === 1 ? `ack: ${tokens[0]}` : `ack: each of ${tokens.join(', ')} in turn`;
     parts.push(`${name} received messages on ${channels} without acknowledging them: call receive with as: ${quote(name)} and ${acks}.`);
   }

@@ -177,7 +177,7 @@ function startInbox(shared: Shared, ctx: BusContext): InboxMonitor {
       ? undefined
       : (notification: ChannelNotification): void => {
           const { meta } = notification.params;
-          log.debug('channel event sent', { as: meta.as, channel: meta.channel, seq: meta.seq, count: meta.count });
+          log.debug('channel event sent', { as: meta.as, channel: meta.channel, seq: meta.seq, count: meta.count, ...(meta.direct === undefined ? {} : { direct: meta.direct }) });
           send(notification);
         };
   const harness = harnessProcess(ancestors());

@@ -17,7 +17,7 @@ export interface ChannelNotification {
   readonly params: {
     /** What the model reads inside the `<channel>` tag. */
     readonly content: string;
-    /** `as`, `channel`, `sender`, `seq`, `count`: strings, keys matching [A-Za-z_][A-Za-z0-9_]*. */
+    /** `as`, `channel`, `sender`, `seq`, `count` (and `direct: "true"` for direct messages): strings, keys matching [A-Za-z_][A-Za-z0-9_]*. */
     readonly meta: Readonly<Record<string, string>>;
   };
 }
@@ -37,5 +37,25 @@ export function channelNotification(name: string, sub: UnreadSubscription): Chan
   return {
     method: CHANNEL_NOTIFICATION_METHOD,
     params: { content, meta: { as: name, channel: sub.channel, sender: newest.sender, seq: String(newest.seq), count } },
+  };
+}
+
+/**
+ * The event for `name`'s direct messages (`entry` is the '@direct' inbox
+ * entry, `entry.newest` set): sent at once, never held behind the push
+ * interval, saying who wrote and that it was written to `name` alone.
+ */
+export function directNotification(name: string, entry: UnreadSubscription): ChannelNotification | undefined {
+  const newest = entry.newest;
+  if (newest === undefined || entry.unread === 0) return undefined;
+  const count = entry.unreadCapped ? `${entry.unread}+` : String(entry.unread);
+  const what =
+    entry.unread === 1 && !entry.unreadCapped
+      ? `Direct agentbus message to ${name} from ${newest.sender}`
+      : `${count} unread direct agentbus messages to ${name}, newest from ${newest.sender}`;
+  const content = `${what}: ${JSON.stringify(previewText(newest.content, PREVIEW_CHARACTERS))}. Call receive with as: "${name}" to read, then pass its batch_token as ack; answer with send to: ["${newest.sender}"] and reply_to: ${newest.seq}.`;
+  return {
+    method: CHANNEL_NOTIFICATION_METHOD,
+    params: { content, meta: { as: name, channel: entry.channel, direct: 'true', sender: newest.sender, seq: String(newest.seq), count } },
   };
 }

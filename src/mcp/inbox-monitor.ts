@@ -17,29 +17,28 @@
  * server's time (docs/performance.md, "Soak"). A hook sees a new message
  * that much later, never a delivered one as unread.
  *
- * Push rules: the messages a name had unread when this process first saw
- * the subscription are not pushed (register reports them); at most one event
- * per subscription per PUSH_INTERVAL_MS, carrying the unread count; nothing
- * for a name while it is inside a receive (it gets the messages directly);
- * nothing once the name is released or lost. Own messages are never unread.
+ * The parts: inbox-names.ts (one look), inbox-writer.ts (the file),
+ * channel-pusher.ts (the events and their rules: channel traffic coalesced
+ * per PUSH_INTERVAL_MS, a direct message at once). This file wires them to
+ * the change feed, the poll and the receives in flight. Own messages are
+ * never unread.
  */
 import type { BusContext } from '../bus/bus-context.js';
 import type { ChangeFeed } from '../bus/change-waiter.js';
-import { previewText, unreadSummary, type UnreadSubscription } from '../bus/unread.js';
-import { isoTime } from '../bus/time.js';
 import { formatProcessIdentity, type ProcessIdentity } from '../db/process-identity.js';
 import { removeOldHookStates } from '../harness/hook-state.js';
-import { inboxFileName, removeDeadInboxFiles, removeInboxFile, writeInboxFile, type InboxFile } from '../harness/inbox-file.js';
-import { channelNotification, type ChannelNotification } from './channel-push.js';
+import { inboxFileName, removeDeadInboxFiles } from '../harness/inbox-file.js';
+import type { ChannelNotification } from './channel-push.js';
+import { createChannelPusher, type ChannelPusher } from './channel-pusher.js';
+import { readNames, type NameState } from './inbox-names.js';
+import { createInboxWriter, type InboxWriter } from './inbox-writer.js';
 
 /** The floor: how long a change nobody announced can go unnoticed. */
 export const INBOX_POLL_MS = 1000;
 /** Changes no tool call asked for reach the inbox file at most this often. */
 export const INBOX_WRITE_INTERVAL_MS = 250;
-/** At most one channel event per subscription in this interval. */
+/** At most one channel event per subscription in this interval (direct messages are not held by it). */
 export const PUSH_INTERVAL_MS = 2000;
-/** Characters of the newest message kept in the inbox file. */
-const INBOX_PREVIEW_CHARACTERS = 160;
 /** A failing look is logged at most this often. */
 const FAILURE_LOG_INTERVAL_MS = 60_000;
 
@@ -47,7 +46,7 @@ export interface InboxMonitorOptions {
   readonly ctx: BusContext;
   /** The data directory (the inbox folder lives in it). */
   readonly dataDir: string;
-  /** Commit hints of this process. */
+  /** Commit hints of this process; the monitor also listens to the bells of the names this process holds (a direct message rings only its addressees'). */
   readonly feed: Pick<ChangeFeed, 'onChange'>;
   /** This process. */
   readonly server: ProcessIdentity;
@@ -69,155 +68,110 @@ export interface InboxMonitor {
   enterReceive(name: string): () => void;
   /** Stops looking and removes this process's inbox file. Idempotent. */
   close(): void;
+  /** What the monitor has done so far: looks (database reads) and inbox-file writes (the benchmark's cost figures). */
+  counts(): { readonly looks: number; readonly writes: number };
 }
 
-interface PushMark {
-  /** Messages up to this seq were pushed, or were unread before this process saw the subscription. */
-  through: number;
-  /** When the last event for this subscription was sent, ms on the monotonic clock (a wall-clock jump must neither stall nor bunch pushes). */
-  lastAt: number;
-}
-
-interface NameState {
-  readonly name: string;
-  readonly subscriptions: readonly UnreadSubscription[];
-}
-
-function toInboxFile(server: string, harness: string, names: readonly NameState[]): InboxFile {
+/** Counts of the receives in flight per name: no pushes for a name inside one, no timed writes while any runs. */
+function receiveCounter(): { enter(name: string): () => void; has(name: string): boolean; any(): boolean } {
+  const receiving = new Map<string, number>();
   return {
-    version: 1,
-    server,
-    harness,
-    names: names.map(({ name, subscriptions }) => ({
-      name,
-      subscriptions: subscriptions.map((s) => ({
-        channel: s.channel,
-        unread: s.unread,
-        unread_capped: s.unreadCapped,
-        newest:
-          s.newest === undefined
-            ? null
-            : { seq: s.newest.seq, sender: s.newest.sender, preview: previewText(s.newest.content, INBOX_PREVIEW_CHARACTERS), created_at: isoTime(s.newest.createdAt) },
-        unacked: s.unacked === undefined ? null : { count: s.unacked.count, batch_token: s.unacked.batchToken },
-      })),
-    })),
+    enter(name) {
+      receiving.set(name, (receiving.get(name) ?? 0) + 1);
+      let left = false;
+      return () => {
+        if (left) return;
+        left = true;
+        const n = (receiving.get(name) ?? 1) - 1;
+        if (n <= 0) receiving.delete(name);
+        else receiving.set(name, n);
+      };
+    },
+    has: (name) => receiving.has(name),
+    any: () => receiving.size > 0,
   };
+}
+
+/**
+ * Listens to the bells of exactly the names held (the last look's), so a
+ * direct message to one of them is looked at and pushed at once, not at the
+ * poll, while the bells of names this process does not hold are not heard.
+ */
+function nameBellListener(feed: Pick<ChangeFeed, 'onChange'>, onHint: () => void): { hold(names: readonly string[]): void; close(): void } {
+  const listening = new Map<string, () => void>();
+  return {
+    hold(names) {
+      const held = new Set(names);
+      for (const [name, stop] of listening) {
+        if (held.has(name)) continue;
+        stop();
+        listening.delete(name);
+      }
+      // A function of its own per name: removing it must not remove the common bell's listener.
+      for (const name of held) if (!listening.has(name)) listening.set(name, feed.onChange(() => onHint(), { name }));
+    },
+    close() {
+      for (const stop of listening.values()) stop();
+      listening.clear();
+    },
+  };
+}
+
+/** Logs at most once per FAILURE_LOG_INTERVAL_MS. */
+function failureLogger(ctx: BusContext): (message: string, error: unknown) => void {
+  let last = -Infinity;
+  return (message, error) => {
+    const now = ctx.clock.monotonic();
+    if (now - last < FAILURE_LOG_INTERVAL_MS) return;
+    last = now;
+    ctx.log.warn(message, { error: (error as Error).message });
+  };
+}
+
+/** Removes what dead servers and old hook runs left in the inbox folder. */
+function cleanInboxFolder(ctx: BusContext, dataDir: string): void {
+  try {
+    removeDeadInboxFiles(dataDir, Date.now());
+    removeOldHookStates(dataDir, Date.now());
+  } catch (error) {
+    ctx.log.warn('cleaning the inbox folder failed', { error: (error as Error).message });
+  }
 }
 
 export function createInboxMonitor(options: InboxMonitorOptions): InboxMonitor {
   const { ctx, dataDir, push } = options;
-  const pollMs = options.pollMs ?? INBOX_POLL_MS;
-  const pushIntervalMs = options.pushIntervalMs ?? PUSH_INTERVAL_MS;
-  const writeIntervalMs = options.writeIntervalMs ?? INBOX_WRITE_INTERVAL_MS;
-  const serverText = formatProcessIdentity(options.server);
-  const harnessText = options.harness === undefined ? undefined : formatProcessIdentity(options.harness);
-  const fileName = options.harness === undefined ? undefined : inboxFileName(options.harness, options.server);
-  const receiving = new Map<string, number>();
-  const marks = new Map<string, PushMark>();
-  let written: string | undefined;
-  /** Content a look found that is not written yet, and when the last write was (monotonic ms). */
-  let pending: NameState[] | undefined;
-  let lastWriteAt = -Infinity;
-  let writeTimer: NodeJS.Timeout | undefined;
+  const receiving = receiveCounter();
+  const logFailure = failureLogger(ctx);
+  const writer: InboxWriter | undefined =
+    options.harness === undefined
+      ? undefined
+      : createInboxWriter({
+          clock: ctx.clock,
+          dataDir,
+          fileName: inboxFileName(options.harness, options.server),
+          server: formatProcessIdentity(options.server),
+          harness: formatProcessIdentity(options.harness),
+          writeIntervalMs: options.writeIntervalMs ?? INBOX_WRITE_INTERVAL_MS,
+          receiving: receiving.any,
+          onFailure: logFailure,
+        });
+  const pusher: ChannelPusher | undefined =
+    push === undefined
+      ? undefined
+      : createChannelPusher({ now: () => ctx.clock.monotonic(), push, pushIntervalMs: options.pushIntervalMs ?? PUSH_INTERVAL_MS, receiving: receiving.has });
   let closed = false;
   let scheduled = false;
   let dueTimer: NodeJS.Timeout | undefined;
-  let lastFailureLog = -Infinity;
+  let looks = 0;
 
-  const markKey = (name: string, channel: string): string => `${name}\u0000${channel}`;
-
-  const readNames = (): NameState[] =>
-    ctx.db.read(() =>
-      ctx.db
-        .all<{ sender: string }>('SELECT sender FROM sessions WHERE owner = ? ORDER BY sender', [ctx.owner])
-        .map(({ sender }) => ({ name: sender, subscriptions: unreadSummary(ctx, sender) })),
-    );
-
-  const writeFile = (names: NameState[]): void => {
-    if (fileName === undefined || harnessText === undefined) return;
-    if (names.length === 0) {
-      if (written !== undefined) removeInboxFile(dataDir, fileName);
-      written = undefined;
-      return;
-    }
-    const file = toInboxFile(serverText, harnessText, names);
-    const text = JSON.stringify(file);
-    if (text === written) return;
-    writeInboxFile(dataDir, fileName, file);
-    written = text;
-    lastWriteAt = ctx.clock.monotonic();
-  };
-
-  const writeNow = (names: NameState[]): void => {
-    pending = undefined;
-    if (writeTimer !== undefined) clearTimeout(writeTimer);
-    writeTimer = undefined;
-    try {
-      writeFile(names);
-    } catch (error) {
-      logFailure('writing the inbox file failed', error);
-    }
-  };
-
-  /**
-   * Writes `names` now if the last write is old enough and no receive is in
-   * flight, else after one interval at most, superseded by anything newer.
-   */
-  const writeSoon = (names: NameState[]): void => {
-    if (fileName === undefined) return;
-    const wait = receiving.size > 0 ? writeIntervalMs : lastWriteAt + writeIntervalMs - ctx.clock.monotonic();
-    if (wait <= 0) {
-      writeNow(names);
-      return;
-    }
-    pending = names;
-    if (writeTimer !== undefined) return;
-    writeTimer = setTimeout(() => {
-      writeTimer = undefined;
-      if (pending !== undefined && !closed) writeNow(pending);
-    }, wait);
-    writeTimer.unref();
-  };
-
-  const schedulePushAt = (at: number): void => {
-    if (dueTimer !== undefined || closed) return;
+  /** Looks again when a coalesced push falls due (monotonic ms). */
+  const lookAt = (at: number): void => {
+    if (at === Infinity || dueTimer !== undefined || closed) return;
     dueTimer = setTimeout(() => {
       dueTimer = undefined;
-      refresh();
+      look(false);
     }, Math.max(0, at - ctx.clock.monotonic()));
     dueTimer.unref();
-  };
-
-  const pushFrom = (names: NameState[]): void => {
-    const now = ctx.clock.monotonic();
-    const seen = new Set<string>();
-    let nextDue = Infinity;
-    for (const { name, subscriptions } of names) {
-      for (const sub of subscriptions) {
-        const key = markKey(name, sub.channel);
-        seen.add(key);
-        const newestSeq = sub.newest?.seq ?? 0;
-        const mark = marks.get(key);
-        if (mark === undefined) {
-          marks.set(key, { through: newestSeq, lastAt: -Infinity });
-          continue;
-        }
-        if (push === undefined || receiving.has(name) || sub.newest === undefined || newestSeq <= mark.through) continue;
-        const due = mark.lastAt + pushIntervalMs;
-        if (now < due) {
-          nextDue = Math.min(nextDue, due);
-          continue;
-        }
-        const notification = channelNotification(name, sub);
-        if (notification === undefined) continue;
-        push(notification);
-        mark.through = newestSeq;
-        mark.lastAt = now;
-      }
-    }
-    // A released or lost name, or a dropped subscription, starts afresh if it comes back.
-    for (const key of marks.keys()) if (!seen.has(key)) marks.delete(key);
-    if (nextDue !== Infinity) schedulePushAt(nextDue);
   };
 
   /** Looks now; `urgent` (a tool call is about to answer) writes the file at once. */
@@ -230,23 +184,17 @@ export function createInboxMonitor(options: InboxMonitorOptions): InboxMonitor {
     }
     let names: NameState[];
     try {
-      names = readNames();
+      looks++;
+      names = readNames(ctx);
     } catch (error) {
       // Busy, reset or damaged: the next look tries again; the old file stays (a hint, never a receipt).
       logFailure('inbox look failed', error);
       return;
     }
-    if (urgent) writeNow(names);
-    else writeSoon(names);
-    pushFrom(names);
-  };
-  const refresh = (): void => look(false);
-
-  const logFailure = (message: string, error: unknown): void => {
-    const now = ctx.clock.monotonic();
-    if (now - lastFailureLog < FAILURE_LOG_INTERVAL_MS) return;
-    lastFailureLog = now;
-    ctx.log.warn(message, { error: (error as Error).message });
+    nameBells.hold(names.map((n) => n.name));
+    if (urgent) writer?.writeNow(names);
+    else writer?.writeSoon(names);
+    if (pusher !== undefined) lookAt(pusher.pushFrom(names));
   };
 
   // Hints can arrive in bursts (several rings, from several processes): one look per turn of the event loop.
@@ -255,50 +203,29 @@ export function createInboxMonitor(options: InboxMonitorOptions): InboxMonitor {
     scheduled = true;
     setImmediate(() => {
       scheduled = false;
-      refresh();
+      look(false);
     });
   };
   const stopListening = options.feed.onChange(onHint);
-  const poll = setInterval(refresh, pollMs);
+  const nameBells = nameBellListener(options.feed, onHint);
+  const poll = setInterval(() => look(false), options.pollMs ?? INBOX_POLL_MS);
   poll.unref();
-  try {
-    removeDeadInboxFiles(dataDir, Date.now());
-    removeOldHookStates(dataDir, Date.now());
-  } catch (error) {
-    ctx.log.warn('cleaning the inbox folder failed', { error: (error as Error).message });
-  }
+  cleanInboxFolder(ctx, dataDir);
 
   const close = (): void => {
     if (closed) return;
     closed = true;
     stopListening();
+    nameBells.close();
     clearInterval(poll);
     if (dueTimer !== undefined) clearTimeout(dueTimer);
-    if (writeTimer !== undefined) clearTimeout(writeTimer);
-    pending = undefined;
-    if (fileName !== undefined && written !== undefined) {
-      try {
-        removeInboxFile(dataDir, fileName);
-      } catch (error) {
-        ctx.log.warn('removing the inbox file failed', { error: (error as Error).message });
-      }
-    }
-    written = undefined;
+    writer?.close();
   };
 
   return {
     refresh: () => look(true),
-    enterReceive(name) {
-      receiving.set(name, (receiving.get(name) ?? 0) + 1);
-      let left = false;
-      return () => {
-        if (left) return;
-        left = true;
-        const n = (receiving.get(name) ?? 1) - 1;
-        if (n <= 0) receiving.delete(name);
-        else receiving.set(name, n);
-      };
-    },
+    enterReceive: receiving.enter,
     close,
+    counts: () => ({ looks, writes: writer?.writes ?? 0 }),
   };
 }

@@ -1,9 +1,12 @@
 /**
  * The web console's JSON API over the console's own reads and writes
  * (searchAsReader, listMemories, memoryHistory; send, edit_memory and
- * delete_memory as a person). Every query parameter is checked: an unknown
- * one, or a value out of range, is a 400 naming the parameter, and nothing is
- * read or written.
+ * delete_memory as a person). Every query parameter and every field of a
+ * request body is checked: an unknown one, or a value out of range, is a 400
+ * naming it, and nothing is read or written. Direct messages come with
+ * their read states (web-direct.ts); `GET /api/messages?direct=true` (and
+ * `between=A,B`, one conversation) lists them, `POST /api/post` with `to`
+ * sends one.
  */
 import type { IncomingMessage } from 'node:http';
 import { requireChannel } from '../bus/channels.js';
@@ -16,6 +19,7 @@ import { send } from '../bus/send.js';
 import type { BusContext } from '../bus/bus-context.js';
 import { asPerson, type RegisterStep } from '../bus/person-context.js';
 import { NO_AGENT_YET, type BusHolder, type WebBus } from './web-bus.js';
+import { directCondition, withReadStates } from './web-direct.js';
 
 /** Largest request body accepted (a message is at most max_message_kib, 64 KiB by default, well below). */
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -86,23 +90,56 @@ function channelParam(url: URL, bus: WebBus): string | undefined {
   return bus.db.read(() => requireChannel(bus.reader, name).name);
 }
 
-/** Only the named fields of a request body: anything else (an `as` above all) is not the client's to set. */
-function pick(body: Record<string, unknown>, fields: readonly string[]): Record<string, unknown> {
-  return Object.fromEntries(fields.filter((f) => body[f] !== undefined).map((f) => [f, body[f]]));
+/**
+ * The request body, which may hold only `fields`: anything else is refused
+ * with a 400 naming it (a misspelt field must not be dropped silently: a
+ * `too` for `to` would post to a channel), `as` above all, which is not the
+ * page's to set: writes go as the console's person.
+ */
+function fields(body: Record<string, unknown>, allowed: readonly string[], person: string): Record<string, unknown> {
+  for (const name of Object.keys(body)) {
+    if (allowed.includes(name)) continue;
+    const why = name === 'as' ? `writes are sent as "${person}" (agentbus web --as NAME chooses it)` : `this endpoint takes ${allowed.join(', ')}`;
+    throw new HttpError(400, `unknown field "${name.slice(0, 100)}": ${why}`, 'bad_request', name);
+  }
+  return Object.fromEntries(allowed.filter((f) => body[f] !== undefined).map((f) => [f, body[f]]));
+}
+
+/** The `direct` parameter: absent, or "true" (only direct messages). */
+function directParam(url: URL): boolean {
+  const text = url.searchParams.get('direct');
+  if (text === null) return false;
+  if (text !== 'true') throw badParam('direct', `direct must be "true" (only direct messages) or left out; got "${text.slice(0, 100)}"`);
+  return true;
+}
+
+/** The `between` parameter: two display names, comma-separated (one conversation), or absent. */
+function betweenParam(url: URL): [string, string] | undefined {
+  const text = url.searchParams.get('between');
+  if (text === null) return undefined;
+  const names = text.split(',');
+  if (names.length !== 2 || names.some((n) => n === '' || n.length > 200)) {
+    throw badParam('between', `between must be two display names separated by a comma, e.g. between=Ann,Kim; got "${text.slice(0, 100)}"`);
+  }
+  return [names[0] as string, names[1] as string];
 }
 
 /** A page of messages, newest `limit` below `before`, oldest first; `has_more` when older ones exist. */
 function messagesPage(url: URL, bus: WebBus): unknown {
   const channel = channelParam(url, bus);
+  const between = betweenParam(url);
+  const direct = directParam(url) || between !== undefined;
+  if (direct && channel !== undefined) throw badParam('direct', 'direct messages are on no channel: give direct (or between) or channel, not both');
   const before = intParam(url, 'before', Number.MAX_SAFE_INTEGER);
   const limit = intParam(url, 'limit', PAGE_DEFAULT, PAGE_MAX);
-  const rows = bus.db.read(() =>
-    bus.db.all<MessageRow>(
-      `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.tombstone = 0 AND m.seq < ? ${channel === undefined ? '' : 'AND m.channel = ?'} ORDER BY m.seq DESC LIMIT ?`,
-      channel === undefined ? [before, limit + 1] : [before, channel, limit + 1],
-    ),
-  );
-  return { messages: rows.slice(0, limit).reverse().map(toMessage), has_more: rows.length > limit };
+  const where = direct ? directCondition(between) : channel === undefined ? { sql: '1', params: [] } : { sql: 'm.channel = ?', params: [channel] };
+  return bus.db.read(() => {
+    const rows = bus.db.all<MessageRow>(
+      `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.tombstone = 0 AND m.seq < ? AND ${where.sql} ORDER BY m.seq DESC LIMIT ?`,
+      [before, ...where.params, limit + 1],
+    );
+    return { messages: withReadStates(bus.db, rows.slice(0, limit).reverse().map(toMessage)), has_more: rows.length > limit };
+  });
 }
 
 /** The routes, by "METHOD /path"; `person` is the name writes are sent as, registered through `registering`. */
@@ -110,16 +147,19 @@ export function apiRoutes(person: string, registering: RegisterStep): Record<str
   const write = <T>(bus: WebBus, use: (ctx: BusContext, as: string) => Promise<T>): Promise<T> => asPerson(bus.base, person, use, registering);
   return {
     'GET /api/state': { params: [], answer: (_url, bus) => bus.readState() },
-    'GET /api/messages': { params: ['channel', 'before', 'limit'], answer: messagesPage },
+    'GET /api/messages': { params: ['channel', 'direct', 'between', 'before', 'limit'], answer: messagesPage },
     'GET /api/thread': {
       params: ['seq'],
       answer: (url, bus) => {
         const seq = intParam(url, 'seq');
         const rows = bus.db.read(() =>
-          bus.db.all<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.tombstone = 0 AND (m.seq = ? OR m.reply_to = ?) ORDER BY m.seq`, [seq, seq]),
+          withReadStates(
+            bus.db,
+            bus.db.all<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.tombstone = 0 AND (m.seq = ? OR m.reply_to = ?) ORDER BY m.seq`, [seq, seq]).map(toMessage),
+          ),
         );
         if (rows.length === 0) throw new HttpError(404, `no message ${seq}`, 'not_found');
-        return { messages: rows.map(toMessage) };
+        return { messages: rows };
       },
     },
     'GET /api/memories': {
@@ -131,9 +171,9 @@ export function apiRoutes(person: string, registering: RegisterStep): Record<str
     },
     'GET /api/memory-history': { params: ['id'], answer: (url, bus) => ({ revisions: memoryHistory(bus.reader, intParam(url, 'id')) }) },
     'GET /api/search': {
-      params: ['q', 'mode', 'channel', 'sender', 'continuation'],
+      params: ['q', 'mode', 'channel', 'sender', 'continuation', 'direct'],
       answer: (url, bus) => {
-        const input: Record<string, unknown> = { query: url.searchParams.get('q') ?? '' };
+        const input: Record<string, unknown> = { query: url.searchParams.get('q') ?? '', ...(directParam(url) ? { direct: true } : {}) };
         for (const field of ['mode', 'channel', 'sender', 'continuation']) {
           const value = url.searchParams.get(field);
           if (value !== null && value !== '') input[field] = value;
@@ -145,21 +185,21 @@ export function apiRoutes(person: string, registering: RegisterStep): Record<str
       params: [],
       answer: async (_url, bus, req) => {
         const body = await readJson(req);
-        return write(bus, async (ctx, as) => ({ ...(await send(ctx, { ...pick(body, ['channel', 'content', 'reply_to', 'idempotency_key']), as })), as }));
+        return write(bus, async (ctx, as) => ({ ...(await send(ctx, { ...fields(body, ['channel', 'to', 'content', 'reply_to', 'idempotency_key'], person), as })), as }));
       },
     },
     'POST /api/edit-memory': {
       params: [],
       answer: async (_url, bus, req) => {
         const body = await readJson(req);
-        return write(bus, async (ctx, as) => ({ ...(await editMemory(ctx, { ...pick(body, ['memory_id', 'content', 'idempotency_key']), as })), as }));
+        return write(bus, async (ctx, as) => ({ ...(await editMemory(ctx, { ...fields(body, ['memory_id', 'content', 'idempotency_key'], person), as })), as }));
       },
     },
     'POST /api/delete-memory': {
       params: [],
       answer: async (_url, bus, req) => {
         const body = await readJson(req);
-        return write(bus, async (ctx, as) => ({ ...(await deleteMemory(ctx, { ...pick(body, ['memory_id', 'idempotency_key']), as })), as }));
+        return write(bus, async (ctx, as) => ({ ...(await deleteMemory(ctx, { ...fields(body, ['memory_id', 'idempotency_key'], person), as })), as }));
       },
     },
   };

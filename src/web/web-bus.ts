@@ -23,6 +23,7 @@ export interface WebIo {
   /** The working directory: its basename is the person's default context. */
   readonly cwd: string;
 }
+import { conversations } from './web-direct.js';
 
 /** What the command's opener returns: the open database and its schema version. */
 export interface OpenedBus {
@@ -79,6 +80,7 @@ export function webBus(opened: OpenedBus, config: Config, io: WebIo, log: Logger
         usage: report.usage,
         notices: report.notices,
         reservations: report.reservations,
+        conversations: db.read(() => conversations(db)),
         embeddings: report.embeddings,
         last_seq: db.read(lastSeq),
       };

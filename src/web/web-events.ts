@@ -8,13 +8,18 @@
  *               (what a reload, which reads tombstone = 0, would not show)
  *   tombstoned  seqs of rows tombstoned since the last look (a memory's
  *               superseded or deleted revision): the page removes them
- *   state       sessions, channels, capacity, notices, reservations, when changed
+ *   read_states [{seq, read}] for direct messages whose read state (unread,
+ *               delivered, acknowledged per addressee) changed: an ack commits no
+ *               message, so it is found at the look (at least once a second)
+ *   state       sessions, channels, conversations, capacity, notices, reservations, when changed
+ * Direct messages in `messages` carry `read` (web-direct.ts).
  */
 import type { ServerResponse } from 'node:http';
 import type { ChangeWaiter } from '../bus/change-waiter.js';
 import { MESSAGE_COLUMNS, toMessage, type Message, type MessageRow } from '../bus/message-row.js';
 import type { Database } from '../db/database.js';
 import { NO_AGENT_YET, type BusHolder, type WebBus } from './web-bus.js';
+import { readStateWatch, withReadStates, type ReadStateWatch } from './web-direct.js';
 
 // One look reads at most this many new rows; a larger burst is read in several looks.
 const LIVE_BATCH = 500;
@@ -74,21 +79,29 @@ function readTombstoned(db: Database, cursor: Cursor): number[] {
   return fresh.map((r) => r.seq);
 }
 
-/** Rows and tombstones since the cursor, in one snapshot (an edit's new revision and its predecessor's tombstone are told in the same look), as frames. */
-function readChanges(bus: WebBus, at: Cursor): { frames: string[]; changed: boolean } {
+/**
+ * Rows, tombstones and changed read states since the cursor, in one snapshot
+ * (an edit's new revision and its predecessor's tombstone are told in the
+ * same look), as frames; `reads` follows the direct messages not yet
+ * acknowledged by all their addressees.
+ */
+function readChanges(bus: WebBus, at: Cursor, reads: ReadStateWatch): { frames: string[]; changed: boolean } {
   const frames: string[] = [];
   let changed = false;
-  const tombstoned = bus.db.read(() => {
+  const { tombstoned, receipts } = bus.db.read(() => {
     for (let more = true; more; ) {
       const batch = readAfter(bus.db, at);
       more = batch.more;
-      if (batch.rows.length > 0) frames.push(frame('messages', batch.rows));
-      changed ||= batch.rows.length > 0;
+      const rows = withReadStates(bus.db, batch.rows);
+      reads.add(rows);
+      if (rows.length > 0) frames.push(frame('messages', rows));
+      changed ||= rows.length > 0;
     }
-    return readTombstoned(bus.db, at);
+    return { tombstoned: readTombstoned(bus.db, at), receipts: reads.changes(bus.db) };
   });
   if (tombstoned.length > 0) frames.push(frame('tombstoned', tombstoned));
-  return { frames, changed: changed || tombstoned.length > 0 };
+  if (receipts.length > 0) frames.push(frame('read_states', receipts));
+  return { frames, changed: changed || tombstoned.length > 0 || receipts.length > 0 };
 }
 
 /** The loop and its clients: where it is in the tables (undefined before the database opens), the last state sent, the waiting text. */
@@ -96,6 +109,8 @@ class Hub implements EventHub {
   private readonly clients = new Set<ServerResponse>();
   private readonly stop = new AbortController();
   private cursor: Cursor | undefined;
+  /** The direct messages whose read states the pages follow, from the first look with a page open. */
+  private watch: ReadStateWatch | undefined;
   private waitingText = NO_AGENT_YET;
   private stateText = '';
   private stateAt = 0;
@@ -187,7 +202,7 @@ class Hub implements EventHub {
       Object.assign(at, readCursor(bus));
       return;
     }
-    const { frames, changed } = readChanges(bus, at);
+    const { frames, changed } = readChanges(bus, at, (this.watch ??= readStateWatch(bus.db)));
     if (frames.length > 0) this.broadcast(frames.join(''));
     this.refreshState(bus, changed);
   }

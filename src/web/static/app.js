@@ -32,7 +32,11 @@ async function api(path, body) {
   return value;
 }
 
-const view = { channel: null, replyTo: null, state: null, tab: 'messages', live: false, generation: 0, oldest: null, hasOlder: false, memoriesLoaded: false };
+// Direct messages live in the bus's reserved channel "@direct"; view.channel is DIRECT for the
+// direct messages view, view.between one conversation of it (two names), or null for all of them.
+const DIRECT = '@direct';
+const TO = 'to:';
+const view = { channel: null, between: null, replyTo: null, state: null, tab: 'messages', live: false, generation: 0, oldest: null, hasOlder: false, memoriesLoaded: false };
 const when = (iso) => new Date(iso).toLocaleString();
 const seqOf = (node) => Number(node.dataset.seq);
 
@@ -65,16 +69,22 @@ function putSorted(list, node, seq, desc = false) {
   put(list, node, kids[lo] === node ? node.nextSibling : kids[lo]);
 }
 
+/** The read state of a direct message per addressee: unread, delivered (received, not acknowledged) or acknowledged. */
+function readStatesOf(read) {
+  return el('span', { class: 'read-states' }, ...read.map((r) => el('span', { class: `read-state ${r.state}`, 'data-name': r.name, 'data-state': r.state, title: r.acknowledged_at ? `acknowledged ${when(r.acknowledged_at)}` : r.delivered_at ? `delivered ${when(r.delivered_at)}` : 'not received yet' }, `${r.name}: ${r.state}`)));
+}
+
 function metaOf(m) {
   return el('div', { class: 'meta' },
-    el('span', { class: 'channel-name' }, `#${m.channel}`),
+    m.to ? el('span', { class: 'channel-name direct' }, `direct → ${m.to.join(', ')}`) : el('span', { class: 'channel-name' }, `#${m.channel}`),
     el('span', { class: 'seq' }, `[${m.seq}]`),
     el('span', { class: 'sender' }, m.sender),
     el('span', { class: 'context' }, m.context ?? ''),
     el('time', { datetime: m.created_at }, when(m.created_at)),
     m.type ? el('span', { class: 'type' }, m.type) : null,
     m.reply_to !== null ? el('span', {}, `↳ re ${m.reply_to}`) : null,
-    m.memory_id != null ? el('span', {}, `memory ${m.memory_id} rev ${m.revision}`) : null);
+    m.memory_id != null ? el('span', {}, `memory ${m.memory_id} rev ${m.revision}`) : null,
+    m.read ? readStatesOf(m.read) : null);
 }
 
 function messageItem(m, { actions = [] } = {}) {
@@ -88,7 +98,8 @@ const rows = new Map();
 /** A parent's seq -> seqs of its replies shown at the top level because it is not shown. */
 const orphans = new Map();
 
-const shows = (m) => view.channel === null || m.channel === view.channel;
+const inConversation = (m, [a, b]) => (m.sender === a && m.to.includes(b)) || (m.sender === b && m.to.includes(a));
+const shows = (m) => view.channel === null || (m.channel === view.channel && (view.between === null || inConversation(m, view.between)));
 const repliesOf = (li) => li.querySelector(':scope > ol.replies');
 const atBottom = () => rows.size === 0 || window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 40;
 
@@ -157,7 +168,10 @@ function showOlderState() {
 
 async function loadPage(before) {
   const params = new URLSearchParams({ limit: String(PAGE) });
-  if (view.channel !== null) params.set('channel', view.channel);
+  if (view.channel === DIRECT) {
+    params.set('direct', 'true');
+    if (view.between !== null) params.set('between', view.between.join(','));
+  } else if (view.channel !== null) params.set('channel', view.channel);
   if (before !== null) params.set('before', String(before));
   const generation = view.generation;
   const page = await api(`/api/messages?${params}`);
@@ -184,7 +198,9 @@ function resetMessages() {
 
 function startReply(m) {
   view.replyTo = m.seq;
-  $('post-channel').value = m.channel;
+  // A direct message is answered directly, to whoever wrote it (or, for the person's own, to its first addressee).
+  const person = view.state?.person;
+  $('post-channel').value = m.to ? `${TO}${m.sender === person ? m.to[0] : m.sender}` : m.channel;
   $('reply-text').textContent = `Replying to [${m.seq}] ${m.sender}`;
   $('reply-note').hidden = false;
   $('post-text').focus();
@@ -194,10 +210,13 @@ function cancelReply() {
   $('reply-note').hidden = true;
 }
 
-function selectChannel(name) {
+function selectChannel(name, between = null) {
   view.channel = name;
-  $('channel-title').textContent = name === null ? 'All channels' : `#${name}`;
-  if (name !== null) $('post-channel').value = name;
+  view.between = between;
+  $('channel-title').textContent = name === null ? 'All channels' : name === DIRECT ? (between ? `Direct: ${between.join(' ↔ ')}` : 'Direct messages') : `#${name}`;
+  const person = view.state?.person;
+  if (name === DIRECT && between !== null) $('post-channel').value = `${TO}${between[0] === person ? between[1] : between[0]}`;
+  else if (name !== null && name !== DIRECT) $('post-channel').value = name;
   if (view.state) renderState(view.state);
   void resetMessages().catch(showError);
 }
@@ -215,19 +234,31 @@ function renderState(state) {
   $('capacity').textContent = usage ? `capacity ${usage.percent}% of ${(usage.budget_bytes / 1048576).toFixed(0)} MiB` : '';
   $('capacity').className = usage && usage.used_bytes > usage.target_bytes ? 'warn' : '';
   $('notices').replaceChildren(...state.notices.map((n) => el('li', { class: 'notice' }, `${n.kind}: ${n.message}`)));
-  const channelItem = (name, label, ...rest) => el('li', { class: `channel${view.channel === name ? ' active' : ''}`, onclick: () => selectChannel(name) }, label, ...rest);
+  const channelItem = (name, label, ...rest) => el('li', { class: `channel${view.channel === name && view.between === null ? ' active' : ''}`, onclick: () => selectChannel(name) }, label, ...rest);
+  const conversationItem = (c) => el('li', {
+    class: `conversation${view.between?.join('\n') === c.between.join('\n') ? ' active' : ''}`,
+    'data-between': c.between.join(','),
+    onclick: () => selectChannel(DIRECT, c.between),
+  }, `${c.between[0]} ↔ ${c.between[1]} `, el('span', { class: 'muted' }, `${c.messages} msgs`));
   $('channels').replaceChildren(
     channelItem(null, 'All channels'),
     ...state.channels.map((c) => channelItem(c.name, `#${c.name} `, el('span', { class: 'muted' }, `${c.kind} · ${c.messages} msgs · ${c.subscribers} subs`))),
+    channelItem(DIRECT, 'Direct messages'),
+    ...state.conversations.map(conversationItem),
   );
   $('sessions').replaceChildren(...(state.sessions.length ? state.sessions.map((s) => el('li', {}, s.display_name, ' ', el('span', { class: 'muted' }, `${s.context} · seen ${when(s.heartbeat_at)}`))) : [el('li', { class: 'muted' }, 'none')]));
   $('reservations').replaceChildren(...(state.reservations.length ? state.reservations.map(reservationItem) : [el('li', { class: 'muted' }, 'none')]));
-  // The channel picker is rebuilt only when the channels change: an open picker stays open.
+  // The picker (channels, then the agents a direct message can go to) is rebuilt only when they change: an open picker stays open.
   const select = $('post-channel');
   const names = state.channels.map((c) => c.name);
-  if ([...select.options].map((o) => o.value).join('\n') !== names.join('\n')) {
+  const agents = [...new Set([...state.sessions.map((s) => s.display_name), ...state.conversations.flatMap((c) => c.between)])].filter((n) => n !== state.person).sort();
+  const values = [...names, ...agents.map((a) => `${TO}${a}`)];
+  if ([...select.querySelectorAll('option')].map((o) => o.value).join('\n') !== values.join('\n')) {
     const chosen = select.value || view.channel;
-    select.replaceChildren(...names.map((name) => el('option', { value: name }, name)));
+    select.replaceChildren(
+      el('optgroup', { label: 'Channel' }, ...names.map((name) => el('option', { value: name }, `#${name}`))),
+      agents.length ? el('optgroup', { label: 'Direct message to' }, ...agents.map((a) => el('option', { value: `${TO}${a}` }, a))) : null,
+    );
     if (chosen) select.value = chosen;
   }
   $('search-mode').querySelector('option[value="semantic"]').disabled = !state.embeddings.enabled;
@@ -368,6 +399,15 @@ function onMessages(messages) {
   trimMemories();
 }
 
+/** New read states of direct messages: each shown row's badges are replaced in place. */
+function onReadStates(changes) {
+  for (const { seq, read } of changes) {
+    for (const li of [rows.get(seq), ...document.querySelectorAll(`#search-results li[data-seq="${seq}"]`)]) {
+      li?.querySelector(':scope > .meta > .read-states')?.replaceWith(readStatesOf(read));
+    }
+  }
+}
+
 function onTombstoned(seqs) {
   const gone = new Set(seqs);
   keepingScroll(() => {
@@ -399,6 +439,7 @@ function connect() {
   });
   events.addEventListener('messages', (event) => onMessages(JSON.parse(event.data)));
   events.addEventListener('tombstoned', (event) => onTombstoned(JSON.parse(event.data)));
+  events.addEventListener('read_states', (event) => onReadStates(JSON.parse(event.data)));
   events.addEventListener('state', (event) => renderState(JSON.parse(event.data)));
   events.addEventListener('error', () => {
     $('connection').textContent = 'reconnecting…';
@@ -408,14 +449,15 @@ function connect() {
 
 $('post-form').addEventListener('submit', async (event) => {
   event.preventDefault();
-  const body = { channel: $('post-channel').value, content: $('post-text').value };
+  const target = $('post-channel').value;
+  const body = target.startsWith(TO) ? { to: [target.slice(TO.length)], content: $('post-text').value } : { channel: target, content: $('post-text').value };
   if (view.replyTo !== null) body.reply_to = view.replyTo;
   try {
     const result = await api('/api/post', body);
     $('post-text').value = '';
     cancelReply();
     $('post-status').className = 'ok';
-    $('post-status').textContent = `sent ${result.seq} as ${result.as}`;
+    $('post-status').textContent = result.to ? `sent ${result.seq} to ${result.to.join(', ')} as ${result.as}` : `sent ${result.seq} as ${result.as}`;
   } catch (error) { showError(error); }
 });
 $('reply-cancel').addEventListener('click', cancelReply);

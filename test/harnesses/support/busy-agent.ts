@@ -21,7 +21,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { installedAgentbus } from '../../support/installed-agentbus.js';
-import { AGENTBUS_BIN, startMcp } from '../../support/mcp-process.js';
+import { AGENTBUS_BIN, startMcp, type McpProcess } from '../../support/mcp-process.js';
 import { tempDir, testDriverName } from '../../support/test-driver.js';
 import { runHarness } from './harness-launch.js';
 import { startModelServer, type RecordedRequest, type Reply, type Turn } from './model-server.js';
@@ -89,14 +89,44 @@ export interface ScenarioResult {
 
 const occurrences = (text: string, needle: string): number => text.split(needle).length - 1;
 
-function toolNamed(turn: Turn, name: string): string {
+/** The harness's name for agentbus tool `name`. */
+export function toolNamed(turn: Turn, name: string): string {
   const found = turn.tools.find((t) => t.includes('agentbus') && (t.endsWith(`__${name}`) || t.endsWith(`_${name}`)));
   if (found === undefined) throw new Error(`no agentbus ${name} tool among ${turn.tools.join(', ')}`);
   return found;
 }
 
-/** Runs the scenario with the harness `launch` builds; resolves when the harness has exited. */
-export async function runBusyAgent(launch: (context: LaunchContext) => Launch, timeoutMs = 240_000): Promise<ScenarioResult> {
+/** What a scripted run gives its script: Ann's server (driven by the test) and where to note what went wrong. */
+export interface ScriptTools {
+  /** Ann, registered, in an `agentbus mcp` of this test. */
+  readonly ann: McpProcess;
+  /** Surprises noted by the script; the run's assertions expect none. */
+  readonly surprises: string[];
+}
+
+/** What every scripted run records. */
+export interface ScriptedRun {
+  /** The agent-loop requests, in order. */
+  readonly turns: readonly RecordedRequest[];
+  readonly hookRuns: readonly HookRun[];
+  readonly exitCode: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly surprises: readonly string[];
+  /** agentbus.log of the data directory (log_level debug). */
+  readonly log: string;
+  readonly root: string;
+}
+
+/**
+ * Runs the harness `launch` builds against the model stand-in playing
+ * `script` (made once Ann is registered); resolves when the harness has exited.
+ */
+export async function runScripted(
+  launch: (context: LaunchContext) => Launch,
+  makeScript: (tools: ScriptTools) => (turn: Turn) => Promise<Reply>,
+  timeoutMs = 240_000,
+): Promise<ScriptedRun> {
   const root = tempDir('agentbus-harness-');
   const data = join(root, 'data');
   const home = join(root, 'home');
@@ -107,53 +137,8 @@ export async function runBusyAgent(launch: (context: LaunchContext) => Launch, t
   const config = { log_level: 'debug', send_messages_per_second: 1000 };
   const ann = await startMcp(data, { config });
   await ann.call('register', { name: 'Ann' });
-
   const surprises: string[] = [];
-  const nudges: number[] = [];
-  let sentSeq = -1;
-  let token: string | undefined;
-  let receivedText = '';
-  const script = async (turn: Turn): Promise<Reply> => {
-    nudges[turn.index] = occurrences(turn.text, NUDGE);
-    try {
-      switch (turn.index) {
-        case 0:
-          return { tool: { name: toolNamed(turn, 'register'), args: { name: 'Kim' } } };
-        case 1:
-          return { tool: { name: toolNamed(turn, 'subscribe'), args: { as: 'Kim', channel: 'general' } } };
-        case 2:
-          return { tool: { name: toolNamed(turn, 'list_channels'), args: { as: 'Kim' } } };
-        case 3: {
-          const sent = (await ann.call('send', { as: 'Ann', channel: 'general', content: SENT })) as { seq?: number };
-          sentSeq = sent.seq ?? -1;
-          return { tool: { name: toolNamed(turn, 'list_channels'), args: { as: 'Kim' } } };
-        }
-        case 4:
-          return { text: 'Finished my task.' };
-        case 5:
-          return { tool: { name: toolNamed(turn, 'receive'), args: { as: 'Kim' } } };
-        case 6: {
-          // The last token in the request is the one the receive just returned (descriptions mention the field, never a value).
-          // A token is 22 base64url characters and may begin with '-': only quotes, backslashes (JSON inside JSON), colons and
-          // spaces separate it from the field name, so a separator class like \W+ would swallow that '-'.
-          const found = [...turn.text.matchAll(/batch_token[\\"':\s]+([A-Za-z0-9_-]{22})(?![A-Za-z0-9_-])/g)].at(-1);
-          token = found?.[1];
-          receivedText = found === undefined ? '' : turn.text.slice(Math.max(0, found.index - 2000), found.index + 200);
-          if (token === undefined) surprises.push('turn 6: no batch_token in the receive result');
-          return { tool: { name: toolNamed(turn, 'receive'), args: { as: 'Kim', ...(token === undefined ? {} : { ack: token }) } } };
-        }
-        case 7:
-          return { text: 'All done.' };
-        default:
-          surprises.push(`turn ${turn.index}: the harness went on after the acknowledged stop`);
-          return { text: 'Stopping.' };
-      }
-    } catch (error) {
-      surprises.push(`turn ${turn.index}: ${(error as Error).message}`);
-      return { text: 'Stopping after a surprise.' };
-    }
-  };
-  const model = await startModelServer(script);
+  const model = await startModelServer(makeScript({ ann, surprises }));
   const agentbusEnv = { AGENTBUS_DATA_DIR: data, AGENTBUS_CONFIG: join(data, 'config.json'), AGENTBUS_DRIVER: testDriverName() };
   const path = installedAgentbus().path();
   const context: LaunchContext = {
@@ -180,20 +165,66 @@ export async function runBusyAgent(launch: (context: LaunchContext) => Launch, t
   } catch {
     // No log written: the assertions on it say so.
   }
-  return {
-    turns: model.requests.filter((r) => r.turn !== undefined),
-    nudges,
-    hookRuns,
-    exitCode,
-    stdout,
-    stderr,
-    surprises,
-    sentSeq,
-    token,
-    receivedText,
-    log,
-    root,
-  };
+  return { turns: model.requests.filter((r) => r.turn !== undefined), hookRuns, exitCode, stdout, stderr, surprises, log, root };
+}
+
+/** The last batch token in a request's text (descriptions mention the field, never a value). */
+export function lastBatchToken(text: string): { token: string; index: number } | undefined {
+  // A token is 22 base64url characters and may begin with '-': only quotes, backslashes (JSON inside JSON), colons and
+  // spaces separate it from the field name, so a separator class like \W+ would swallow that '-'.
+  const found = [...text.matchAll(/batch_token[\\"':\s]+([A-Za-z0-9_-]{22})(?![A-Za-z0-9_-])/g)].at(-1);
+  return found?.[1] === undefined ? undefined : { token: found[1], index: found.index };
+}
+
+/** Runs the scenario with the harness `launch` builds; resolves when the harness has exited. */
+export async function runBusyAgent(launch: (context: LaunchContext) => Launch, timeoutMs = 240_000): Promise<ScenarioResult> {
+  const nudges: number[] = [];
+  let sentSeq = -1;
+  let token: string | undefined;
+  let receivedText = '';
+  const run = await runScripted(
+    launch,
+    ({ ann, surprises }) =>
+      async (turn: Turn): Promise<Reply> => {
+        nudges[turn.index] = occurrences(turn.text, NUDGE);
+        try {
+          switch (turn.index) {
+            case 0:
+              return { tool: { name: toolNamed(turn, 'register'), args: { name: 'Kim' } } };
+            case 1:
+              return { tool: { name: toolNamed(turn, 'subscribe'), args: { as: 'Kim', channel: 'general' } } };
+            case 2:
+              return { tool: { name: toolNamed(turn, 'list_channels'), args: { as: 'Kim' } } };
+            case 3: {
+              const sent = (await ann.call('send', { as: 'Ann', channel: 'general', content: SENT })) as { seq?: number };
+              sentSeq = sent.seq ?? -1;
+              return { tool: { name: toolNamed(turn, 'list_channels'), args: { as: 'Kim' } } };
+            }
+            case 4:
+              return { text: 'Finished my task.' };
+            case 5:
+              return { tool: { name: toolNamed(turn, 'receive'), args: { as: 'Kim' } } };
+            case 6: {
+              const found = lastBatchToken(turn.text);
+              token = found?.token;
+              receivedText = found === undefined ? '' : turn.text.slice(Math.max(0, found.index - 2000), found.index + 200);
+              if (token === undefined) surprises.push('turn 6: no batch_token in the receive result');
+              return { tool: { name: toolNamed(turn, 'receive'), args: { as: 'Kim', ...(token === undefined ? {} : { ack: token }) } } };
+            }
+            case 7:
+              return { text: 'All done.' };
+            default:
+              surprises.push(`turn ${turn.index}: the harness went on after the acknowledged stop`);
+              return { text: 'Stopping.' };
+          }
+        } catch (error) {
+          surprises.push(`turn ${turn.index}: ${(error as Error).message}`);
+          return { text: 'Stopping after a surprise.' };
+        }
+      },
+    timeoutMs,
+  );
+  return { ...run, nudges, sentSeq, token, receivedText };
 }
 
 /** The hook events a harness uses for "after a tool call" and "the agent wants to stop". */
