@@ -272,10 +272,12 @@ export function createChangeWaiter(dataDir: string, pollMs = POLL_INTERVAL_MS, o
     },
     onChange(listener, bell) {
       common.ensure();
-      listeners.add(listener);
-      const leave = bell === undefined ? undefined : extra.add(bell, listener);
+      // One entry per registration: the same function registered twice (plain, and with a bell) is removed once per remover.
+      const entry = (): void => listener();
+      listeners.add(entry);
+      const leave = bell === undefined ? undefined : extra.add(bell, entry);
       return () => {
-        listeners.delete(listener);
+        listeners.delete(entry);
         leave?.();
       };
     },

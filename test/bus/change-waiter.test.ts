@@ -131,6 +131,30 @@ describe('change waiter', () => {
     expect(BELL_FILE).toBe('agentbus.bell');
   });
 
+  it('one function registered as a listener twice, plainly and for a name bell, keeps hearing the common bell after the name registration leaves', async () => {
+    const bus = await createBus();
+    const waiter = createChangeWaiter(bus.dir, FAR);
+    let heard = 0;
+    const listener = (): void => void heard++;
+    const leavePlain = waiter.onChange(listener);
+    const leaveName = waiter.onChange(listener, { name: 'Kim' });
+    try {
+      leaveName();
+      const waiting = waiter.waitForChange(FAR);
+      setTimeout(() => ringBell(bus.dir), 20);
+      await waiting;
+      await new Promise((r) => setTimeout(r, 50));
+      expect(heard).toBeGreaterThan(0);
+      leavePlain();
+      const before = heard;
+      ringBell(bus.dir);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(heard).toBe(before);
+    } finally {
+      waiter.close();
+    }
+  });
+
   it('a direct message rings only its addressees\' bells and the direct bell: a wait as another name, or on no name, sleeps on', async () => {
     const bus = await createBus();
     const waiter = createChangeWaiter(bus.dir, FAR);
