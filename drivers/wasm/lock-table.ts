@@ -115,6 +115,14 @@ function holdsBytes(verdict: OwnerVerdict): boolean {
   return verdict.state !== 'dead';
 }
 
+/** True when any of the bytes at `offsets` of the record at `base` is set (a hot loop: no closure, no allocation). */
+function anyByteSet(table: Buffer, base: number, offsets: readonly number[]): boolean {
+  for (let k = 0; k < offsets.length; k++) {
+    if (table[base + (offsets[k] as number)] !== 0) return true;
+  }
+  return false;
+}
+
 /**
  * One connection's record in the lock table, and the operations on it.
  * Only this object writes its record (after it was claimed), so it keeps the
@@ -333,14 +341,7 @@ export class LockRecord implements KeptLease {
     const end = this.#tableLength;
     for (let base = 0; base < end; base += RECORD_SIZE) {
       if (base === this.index * RECORD_SIZE) continue;
-      let hit = false;
-      for (let k = 0; k < offsets.length; k++) {
-        if (table[base + (offsets[k] as number)] !== 0) {
-          hit = true;
-          break;
-        }
-      }
-      if (!hit) continue;
+      if (!anyByteSet(table, base, offsets)) continue;
       if (table.readUInt32LE(base + REC.pid) === 0) continue;
       if (this.#counts(base, purpose)) return true;
     }
@@ -366,14 +367,7 @@ export class LockRecord implements KeptLease {
     const end = this.#tableLength;
     for (let base = 0; base < end; base += RECORD_SIZE) {
       if (base === this.index * RECORD_SIZE) continue;
-      let hit = false;
-      for (let k = 0; k < offsets.length; k++) {
-        if (table[base + (offsets[k] as number)] !== 0) {
-          hit = true;
-          break;
-        }
-      }
-      if (!hit) continue;
+      if (!anyByteSet(table, base, offsets)) continue;
       const r = base / RECORD_SIZE;
       if ((this.#aliveUntil[r] as number) > now && this.#sameJudgedWords(r)) {
         this.#seenAnswered.add(key);

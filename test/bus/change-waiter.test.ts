@@ -14,6 +14,14 @@ import { createBus } from '../support/bus.js';
 // Waits here use a poll and a longest wait far beyond the test timeout, so only the event under test can end them.
 const FAR = 10 * 60_000;
 
+/** Rings the bell of `dir` and checks, 50 ms later, that a listener that left heard nothing more. */
+async function expectDeafAfterRing(dir: string, heard: () => number): Promise<void> {
+  const before = heard();
+  ringBell(dir);
+  await new Promise((r) => setTimeout(r, 50));
+  expect(heard()).toBe(before);
+}
+
 describe('change waiter', () => {
   it('wakes on the bell rung after another connection commits, and not on the commit writing the database files', async () => {
     const bus = await createBus();
@@ -121,10 +129,7 @@ describe('change waiter', () => {
       setTimeout(() => waiter.announce(), 20);
       await again;
       leave();
-      const before = heard;
-      ringBell(bus.dir);
-      await new Promise((r) => setTimeout(r, 50));
-      expect(heard).toBe(before);
+      await expectDeafAfterRing(bus.dir, () => heard);
     } finally {
       waiter.close();
     }
@@ -146,10 +151,7 @@ describe('change waiter', () => {
       await new Promise((r) => setTimeout(r, 50));
       expect(heard).toBeGreaterThan(0);
       leavePlain();
-      const before = heard;
-      ringBell(bus.dir);
-      await new Promise((r) => setTimeout(r, 50));
-      expect(heard).toBe(before);
+      await expectDeafAfterRing(bus.dir, () => heard);
     } finally {
       waiter.close();
     }
