@@ -247,6 +247,8 @@ export async function deleteMemory(ctx: BusContext, rawInput: unknown): Promise<
       refund?.();
     } else {
       ctx.log.debug('memory deleted', { sender, memory_id: input.memory_id, revision: outcome.result.revision });
+      // Rung as an edit is: tail and the web console see the deletion at once, not at their poll.
+      ctx.announce?.();
       triggerEmbeddingPass(ctx);
     }
     return outcome.result;
