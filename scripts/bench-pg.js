@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 // The postgres driver beside the native one in one run (issue 23's figures), as ratios, through
 // real `agentbus mcp` processes; PostgreSQL is a throwaway cluster on loopback TCP (scripts/pg-cluster.js):
-//   sends    sends/s with rate limits lifted: one sender, and 8 senders at once (each its own server)
+//   sends    sends/s with rate limits lifted: one sender, and 8 senders at once (each its own server),
+//            into a bus already holding --prefill messages (default 0)
 //   wake     send -> waiting receive on another "machine": the receiver's server has its own data
 //            directory and HOME (native: the same file, so its bell); p50/p99
 //   search   full-text search (`search`, mode text) p50 / p99 at --messages messages
 //   startup  spawn -> `initialize` answer, and RSS after initialize + tools/list; medians
-//   npm run bench:pg -- [--sends 1000] [--samples 100] [--messages 100000] [--runs 5] [--only sends,wake,search,startup]
+//   npm run bench:pg -- [--sends 1000] [--prefill 0] [--samples 100] [--messages 100000] [--runs 5] [--only sends,wake,search,startup]
 // Run it with Node 22 (npm run puts it first on PATH): the native driver needs node:sqlite.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -24,6 +25,7 @@ const bin = fileURLToPath(new URL('../bin/agentbus.js', import.meta.url));
 const SENDS = Number(flag('sends', '1000'));
 const SAMPLES = Number(flag('samples', '100'));
 const MESSAGES = Number(flag('messages', '100000'));
+const PREFILL = Number(flag('prefill', '0'));
 const RUNS = Number(flag('runs', '5'));
 const ONLY = flag('only', 'sends,wake,search,startup').split(',');
 const SENDERS = 8;
@@ -93,6 +95,7 @@ async function benchSends(driver, cluster) {
   const a = await server(bus.env);
   await a.call('register', { name: 'A' });
   await a.call('create_channel', { as: 'A', name: 'bench', kind: 'ordinary' });
+  if (PREFILL > 0) await fill(driver, bus, PREFILL);
   for (let i = 0; i < 100; i++) await a.call('send', { as: 'A', channel: 'bench', content: `warm ${i}` });
   let t = performance.now();
   for (let i = 0; i < SENDS; i++) await a.call('send', { as: 'A', channel: 'bench', content: `message ${i}` });
@@ -147,8 +150,8 @@ function contentOf(i) {
   return words.join(' ');
 }
 
-async function fill(driver, bus) {
-  const rows = Array.from({ length: MESSAGES }, (_, i) => contentOf(i));
+async function fill(driver, bus, count) {
+  const rows = Array.from({ length: count }, (_, i) => contentOf(i));
   const now = Date.now();
   if (driver === 'postgres') {
     const client = new pg.Client({ connectionString: bus.url });
@@ -183,7 +186,7 @@ async function benchSearch(driver, cluster) {
   const a = await server(bus.env);
   await a.call('register', { name: 'A' });
   const t = performance.now();
-  await fill(driver, bus);
+  await fill(driver, bus, MESSAGES);
   const fillMs = performance.now() - t;
   const times = [];
   let hits = 0;
@@ -238,7 +241,7 @@ async function benchStartup(driver, cluster) {
 }
 
 const CASES = {
-  sends: { run: benchSends, line: (r) => `sends/s one sender ${r.one}, ${SENDERS} senders ${r.eight}` },
+  sends: { run: benchSends, line: (r) => `sends/s one sender ${r.one}, ${SENDERS} senders ${r.eight}${PREFILL > 0 ? ` (into ${PREFILL} messages)` : ''}` },
   wake: { run: benchWake, line: (r) => `send -> waiting receive on another machine p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms` },
   search: { run: benchSearch, line: (r) => `text search at ${MESSAGES} messages p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms (${r.hits} results over 50 queries; filled in ${(r.fillMs / 1000).toFixed(1)} s)` },
   startup: { run: benchStartup, line: (r) => `spawn -> initialize ${r.initMs.toFixed(0)} ms, RSS after initialize ${r.rss.toFixed(1)} MiB` },
