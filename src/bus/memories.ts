@@ -19,6 +19,7 @@ import { triggerEmbeddingPass } from '../embeddings/embedding-pass.js';
 import { inspect } from './inspect.js';
 import { ensureCapacity } from './capacity-check.js';
 import type { BusContext } from './bus-context.js';
+import { wakeAfterCommit, wakeAtCommit } from './commit-wake.js';
 import { lastSeq } from './channels.js';
 import {
   ContentField,
@@ -126,12 +127,16 @@ export async function editMemory(ctx: BusContext, rawInput: unknown): Promise<Ed
       { operation: 'edit_memory', sender, payload: { memory_id: input.memory_id, channel: live.channel, ...envelope } },
     );
     ensureCapacity(ctx.db, ctx.config, ctx.clock.now(), bytes, { timer: () => ctx.clock.monotonic() });
-    const outcome = ctx.db.transaction(() => writeEdit(ctx, input, key, fingerprint));
+    const outcome = ctx.db.transaction(() => {
+      const written = writeEdit(ctx, input, key, fingerprint);
+      if (!written.replayed) wakeAtCommit(ctx.db);
+      return written;
+    });
     if (outcome.replayed) {
       refund?.();
     } else {
       ctx.log.debug('memory edited', { sender, memory_id: input.memory_id, revision: outcome.result.revision });
-      ctx.announce?.();
+      wakeAfterCommit(ctx);
       triggerEmbeddingPass(ctx);
     }
     return outcome.result;
