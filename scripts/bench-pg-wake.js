@@ -57,8 +57,9 @@ async function sender(kind, dataDir, url) {
   register(ctx, { name: 'Alice' });
   process.stdout.write('ready\n');
   for await (const _ of createInterface({ input: process.stdin })) {
-    await send(ctx, { as: 'Alice', channel: 'general', content: String(now()) });
-    process.stdout.write('sent\n');
+    const started = now();
+    await send(ctx, { as: 'Alice', channel: 'general', content: String(started) });
+    process.stdout.write(`${now() - started}\n`);
   }
 }
 
@@ -94,17 +95,25 @@ async function startCase(kind, url) {
   };
 }
 
-/** One round: a receive waits, the sender sends, the receive returns it; the latency from the send's start. */
+/** One round: a receive waits, the sender sends, the receive returns it; the latency from the send's start, and the send's own duration. */
 async function round(c, receive) {
-  const waiting = receive(c.ctx, { as: 'Bob', wait_seconds: 10 }, { waiter: c.waiter });
+  let wokeAt = Number.NaN;
+  // The waiter as receive sees it, noting when its (last) wait ended: the wake itself.
+  const waiter = {
+    waitForChange: (...args) => c.waiter.waitForChange(...args).then(() => void (wokeAt = now())),
+    watchName: (name) => c.waiter.watchName(name),
+    close: () => undefined,
+  };
+  const waiting = receive(c.ctx, { as: 'Bob', wait_seconds: 10 }, { waiter });
   await new Promise((r) => setTimeout(r, 5));
   c.send();
   const result = await waiting;
   const at = now();
-  await c.sent();
+  const sendMs = Number((await c.sent()).value);
   if (result.messages.length !== 1) throw new Error(`received ${result.messages.length} messages, expected 1`);
   await receive(c.ctx, { as: 'Bob', wait_seconds: 0, ack: result.batch_token });
-  return at - Number(result.messages[0].content);
+  const startedAt = Number(result.messages[0].content);
+  return { ms: at - startedAt, sendMs, wakeMs: wokeAt - (startedAt + sendMs) };
 }
 
 async function main() {
@@ -116,10 +125,15 @@ async function main() {
     cases.native = await startCase('native');
     cases.postgres = await startCase('postgres', cluster.url);
     const times = { native: [], postgres: [] };
+    const sends = { native: [], postgres: [] };
+    const wakes = { native: [], postgres: [] };
     for (let i = 0; i < N + 10; i++) {
       for (const kind of i % 2 === 0 ? ['native', 'postgres'] : ['postgres', 'native']) {
-        const ms = await round(cases[kind], receive);
-        if (i >= 10) times[kind].push(ms);
+        const { ms, sendMs, wakeMs } = await round(cases[kind], receive);
+        if (i < 10) continue;
+        times[kind].push(ms);
+        sends[kind].push(sendMs);
+        wakes[kind].push(wakeMs);
       }
     }
     const base = { p50: pct(times.native, 50), p99: pct(times.native, 99) };
@@ -127,6 +141,7 @@ async function main() {
       const p50 = pct(times[kind], 50);
       const p99 = pct(times[kind], 99);
       console.log(`${kind.padEnd(9)} p50 ${p50.toFixed(2)} ms  p99 ${p99.toFixed(2)} ms  max ${Math.max(...times[kind]).toFixed(2)} ms  (x${(p50 / base.p50).toFixed(2)} / x${(p99 / base.p99).toFixed(2)} native)`);
+      console.log(`          the send alone p50 ${pct(sends[kind], 50).toFixed(2)} ms p99 ${pct(sends[kind], 99).toFixed(2)} ms; its return -> the wait woken p50 ${pct(wakes[kind], 50).toFixed(2)} ms p99 ${pct(wakes[kind], 99).toFixed(2)} ms`);
     }
     console.log(`load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} at end`);
   } finally {
