@@ -6,7 +6,10 @@
  * addresses). Agents on both talk, receive and acknowledge, a waiting
  * receive is woken across machines; SIGKILL of every process of one machine
  * loses nothing acknowledged; the link down makes a call fail with a
- * retryable error within the call's deadline, and up again it works.
+ * retryable error within the call's deadline, and up again it works; a
+ * server restart in the middle of traffic costs only retryable errors,
+ * idempotent resends store each message once, and the listening
+ * connections come back by themselves.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -193,4 +196,78 @@ describe('two machines on one PostgreSQL, each in its own network namespace', ()
     expect(back.error).toBeUndefined();
     expect((back.sessions as { display_name: string }[]).map((s) => s.display_name)).toContain('Bob');
   }, 120_000);
+
+  it('a PostgreSQL restart in the middle of traffic: only retryable errors, the servers reconnect by themselves, idempotent resends do not duplicate, nothing acknowledged is lost', async () => {
+    const url = freshDatabase();
+    const [a, b] = [onMachine(made[0]!, url(made[0]!)), onMachine(made[1]!, url(made[1]!))];
+    const alice = await a.start();
+    const bob = await b.start();
+    await alice.call('register', { name: 'Alice' });
+    await bob.call('register', { name: 'Bob' });
+    await bob.call('subscribe', { as: 'Bob', channel: 'general' });
+    const before = await alice.call('send', { as: 'Alice', channel: 'general', content: 'before the restart' });
+    const delivered = await bob.call('receive', { as: 'Bob', wait_seconds: 5 });
+    expect(messages(delivered).map((m) => m.seq)).toEqual([before.seq]);
+    await bob.call('receive', { as: 'Bob', wait_seconds: 0, ack: delivered.batch_token });
+
+    const COUNT = 15;
+    const retried: string[] = [];
+    /** Sends COUNT messages with idempotency keys, each resent with its key after a retryable error until it is answered. */
+    const traffic = async (agent: Agent, as: string): Promise<Map<string, number>> => {
+      const seqs = new Map<string, number>();
+      for (let i = 0; i < COUNT; i++) {
+        const key = `${as}-${i}`;
+        for (let attempt = 0; ; attempt++) {
+          const answer = await agent.call('send', { as, channel: 'general', content: key, idempotency_key: key });
+          if (answer.error === undefined) {
+            seqs.set(key, answer.seq as number);
+            break;
+          }
+          expect(answer.error, `${key}, attempt ${attempt}`).toMatchObject({ code: 'storage_unavailable', retryable: true });
+          retried.push(key);
+          if (attempt > 60) throw new Error(`${key} still failing after the restart: ${JSON.stringify(answer.error)}`);
+          await new Promise((r) => setTimeout(r, 250));
+        }
+        await new Promise((r) => setTimeout(r, 30));
+      }
+      return seqs;
+    };
+    const running = Promise.all([traffic(alice, 'Alice'), traffic(bob, 'Bob')] as const);
+    await new Promise((r) => setTimeout(r, 200));
+    // Down for 2 s while both keep sending (the calls in that time meet the outage), then up again.
+    cluster!.stopServer();
+    await new Promise((r) => setTimeout(r, 2_000));
+    cluster!.startServer();
+    const [fromAlice, fromBob] = await running;
+    expect(retried.length, 'calls that met the outage').toBeGreaterThan(0);
+
+    const history = await alice.call('history', { as: 'Alice', channel: 'general', count: 100 });
+    expect(history.error).toBeUndefined();
+    const contents = messages(history).map((m) => m.content);
+    expect(contents.filter((c) => c === 'before the restart')).toHaveLength(1);
+    for (const [key, seq] of [...fromAlice, ...fromBob]) {
+      expect(contents.filter((c) => c === key), `${key} stored once`).toHaveLength(1);
+      expect(messages(history).find((m) => m.content === key)?.seq).toBe(seq);
+    }
+    // Bob's acknowledged message stays acknowledged; everything sent since comes, once.
+    const after = await bob.call('receive', { as: 'Bob', wait_seconds: 5, count: 100 });
+    const got = messages(after).map((m) => m.content);
+    expect(got).not.toContain('before the restart');
+    expect(got.sort()).toEqual([...fromAlice.keys()].sort());
+    await bob.call('receive', { as: 'Bob', wait_seconds: 0, ack: after.batch_token });
+
+    // Both servers' listening connections came back by themselves, and a send wakes the other machine again.
+    const database = new URL(url(made[0]!)).pathname.slice(1);
+    const listening = (): number =>
+      Number(cluster!.psql(`SELECT count(*) FROM pg_stat_activity WHERE datname = '${database}' AND application_name = 'agentbus-listen' AND query LIKE 'LISTEN%'`).trim());
+    const until = Date.now() + 20_000;
+    while (listening() < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+    expect(listening()).toBe(2);
+    const waiting = bob.call('receive', { as: 'Bob', wait_seconds: 30 });
+    await new Promise((r) => setTimeout(r, 300));
+    const asked = performance.now();
+    const last = await alice.call('send', { as: 'Alice', channel: 'general', content: 'after the restart' });
+    expect(messages(await waiting).map((m) => m.seq)).toEqual([last.seq]);
+    expect(performance.now() - asked).toBeLessThan(2_000);
+  }, 180_000);
 });
