@@ -47,9 +47,34 @@ function subnet(index: number): [string, string, string] {
   return [octets(base + 1), octets(base + 2), `${octets(base)}/30`];
 }
 
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
+
+/** Deletes the namespaces a killed earlier run left behind (its afterAll never ran): ours are named after a pid that is gone. */
+function removeLeftovers(): void {
+  const names = execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).split('\n').map((line) => line.split(' ')[0] ?? '');
+  for (const name of names) {
+    const pid = /^ab(\d+)m\d+$/.exec(name)?.[1];
+    if (pid !== undefined && !alive(Number(pid))) {
+      try {
+        ip(['netns', 'del', name]);
+      } catch {
+        // Another run removed it first.
+      }
+    }
+  }
+}
+
 /** Makes `count` (at most 4) machines, each pushed onto `made` as soon as it exists, so removeMachines(made) undoes a failure midway too. */
 export function makeMachines(count: number, made: Machine[]): Machine[] {
   requireNamespaces();
+  removeLeftovers();
   for (let i = 0; i < count; i++) {
     const ns = `ab${process.pid}m${i}`;
     const hostIf = `vh${process.pid}m${i}`;
