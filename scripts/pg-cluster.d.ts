@@ -16,4 +16,9 @@ export interface Cluster {
   psql(sql: string): string;
 }
 export function findPgBin(): string;
-export function startCluster(options?: { password?: string; fsync?: boolean }): Promise<Cluster>;
+/** An address beside 127.0.0.1 the cluster listens on, and the clients pg_hba admits there. */
+export interface ClusterHost {
+  readonly address: string;
+  readonly cidr: string;
+}
+export function startCluster(options?: { password?: string; fsync?: boolean; hosts?: readonly ClusterHost[] }): Promise<Cluster>;

@@ -5,7 +5,7 @@
 // not on PATH; initdb refuses to run as root, so as root the cluster runs as
 // the `postgres` user the package creates, in a directory that user owns.
 import { execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -49,12 +49,15 @@ function freePort() {
  * given `password`, password (SCRAM) authentication over TCP, so that a
  * wrong password is refused as on a real server (the socket stays trust);
  * `fsync: false` for a cluster whose durability nothing measures (tests).
+ * `hosts`: more addresses to listen on beside 127.0.0.1, each { address,
+ * cidr }, with a pg_hba line admitting `cidr` the way 127.0.0.1 is (the
+ * two-machine test's veth addresses); the addresses must exist at start.
  * Resolves to { url, port, dir, socketDir, stop, restart, psql }; stop() is
  * idempotent and synchronous, so it can run in an exit handler; restart()
  * stops and starts the server (a server restart under running clients);
  * psql(sql) runs SQL as `agentbus` over the socket and returns its output.
  */
-export async function startCluster({ password, fsync = true } = {}) {
+export async function startCluster({ password, fsync = true, hosts = [] } = {}) {
   const bin = findPgBin();
   const dir = mkdtempSync(join(tmpdir(), 'agentbus-pg-'));
   const asRoot = process.getuid?.() === 0;
@@ -73,9 +76,12 @@ export async function startCluster({ password, fsync = true } = {}) {
     auth = ['--auth-host=scram-sha-256', '--auth-local=trust', `--pwfile=${pwfile}`];
   }
   run('initdb', ['-D', data, ...auth, '-U', 'agentbus', '--no-sync']);
+  const method = password === undefined ? 'trust' : 'scram-sha-256';
+  if (hosts.length > 0) appendFileSync(join(data, 'pg_hba.conf'), hosts.map((h) => `host all all ${h.cidr} ${method}\n`).join(''));
   const port = await freePort();
+  const listen = ['127.0.0.1', ...hosts.map((h) => h.address)].join(',');
   // fsync off (the tests' clusters) spares the shutdown checkpoint flushing every database a test made.
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=${fsync ? 'on' : 'off'}`;
+  const options = `-p ${port} -k ${dir} -c listen_addresses=${listen} -c fsync=${fsync ? 'on' : 'off'}`;
   const start = () => run('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'server.log'), '-w', 'start']);
   start();
   let stopped = false;

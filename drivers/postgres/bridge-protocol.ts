@@ -4,6 +4,7 @@
  * repeats it: a reply that arrives after its call gave up (the deadline
  * passed) is recognised and dropped.
  */
+import type { MessagePort } from 'node:worker_threads';
 import type { DbErrorCode } from '../../src/db/db-error.js';
 
 /** What the worker needs to connect; posted once as workerData. */
@@ -36,7 +37,9 @@ export type BridgeRequest =
     }
   /** The call gave up: drop the connection (its query with it); the next request reconnects. */
   | { readonly id: number; readonly kind: 'abandon' }
-  /** Ends the connection. */
+  /** Starts the listening connection: LISTEN `channel`, each payload posted on `port` (no reply; it reconnects by itself). */
+  | { readonly id: number; readonly kind: 'listen'; readonly channel: string; readonly port: MessagePort }
+  /** Ends the connection (and the listening one). */
   | { readonly id: number; readonly kind: 'close' };
 
 /** The failure of one request, as the storage layer's code and sentence. */

@@ -11,6 +11,7 @@ import { type MessagePort, workerData } from 'node:worker_threads';
 import pg, { type Client } from 'pg';
 import { unsafeIntegerError } from '../../src/db/statement-parameters.js';
 import type { BridgeFailure, BridgeReply, BridgeRequest, BridgeSettings } from './bridge-protocol.js';
+import { startListener, type Listener } from './bridge-listener.js';
 import { pgFailure } from './pg-errors.js';
 import { pgTypeParsers, OutOfRange } from './pg-values.js';
 import { redactedUrl } from './redacted-url.js';
@@ -23,6 +24,7 @@ let client: Client | undefined;
 let generation = 0;
 let serverVersion: string | undefined;
 let queue: Promise<void> = Promise.resolve();
+let listener: Listener | undefined;
 
 function reply(message: BridgeReply): void {
   port.postMessage(message);
@@ -99,12 +101,13 @@ function rangeFailure(rows: readonly Record<string, unknown>[]): BridgeFailure |
   return undefined;
 }
 
-async function handle(request: Exclude<BridgeRequest, { kind: 'abandon' }>): Promise<void> {
+async function handle(request: Exclude<BridgeRequest, { kind: 'abandon' | 'listen' }>): Promise<void> {
   const base = { id: request.id, rows: [], changes: 0 };
   if (request.kind === 'close') {
     const gone = client;
     client = undefined;
-    await gone?.end().catch(() => undefined);
+    await Promise.all([gone?.end().catch(() => undefined), listener?.close()]);
+    listener = undefined;
     reply({ ...base, failure: undefined, txStatus: 'I', generation, serverVersion });
     return;
   }
@@ -145,6 +148,11 @@ async function handle(request: Exclude<BridgeRequest, { kind: 'abandon' }>): Pro
 port.on('message', (request: BridgeRequest) => {
   if (request.kind === 'abandon') {
     drop();
+    return;
+  }
+  // Not queued: the listening connection is independent of the requests (and has no reply).
+  if (request.kind === 'listen') {
+    if (listener === undefined) listener = startListener(settings, request.channel, request.port);
     return;
   }
   queue = queue.then(() => handle(request));

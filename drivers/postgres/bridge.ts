@@ -34,6 +34,7 @@ export class Bridge {
   readonly #port: MessagePort;
   readonly #flag: Int32Array;
   readonly #where: string;
+  #wakePort: MessagePort | undefined;
   #nextId = 1;
 
   /** Starts the worker; it connects on the first request. `where` names the server in messages. */
@@ -82,6 +83,20 @@ export class Bridge {
     }
   }
 
+  /**
+   * Has the worker LISTEN on `channel` on a connection of its own and calls
+   * `onPayload` with each notification, asynchronously (an event of this
+   * thread's loop, never inside call()). Once per bridge.
+   */
+  listen(channel: string, onPayload: (payload: string) => void): void {
+    const { port1, port2 } = new MessageChannel();
+    port1.on('message', (payload: string) => onPayload(payload));
+    // Wake-ups are wanted while the process runs for other reasons; they never keep it running.
+    port1.unref();
+    this.#wakePort = port1;
+    this.#port.postMessage({ id: this.#nextId++, kind: 'listen', channel, port: port2 }, [port2]);
+  }
+
   /** Ends the connection (waiting at most `deadlineMs`) and the worker. */
   close(deadlineMs: number): void {
     try {
@@ -91,5 +106,6 @@ export class Bridge {
     }
     void this.#worker.terminate();
     this.#port.close();
+    this.#wakePort?.close();
   }
 }

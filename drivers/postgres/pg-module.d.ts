@@ -25,6 +25,8 @@ declare module 'pg' {
     readonly query_timeout?: number;
     readonly application_name?: string;
     readonly types?: TypeParsers;
+    readonly keepAlive?: boolean;
+    readonly keepAliveInitialDelayMillis?: number;
   }
   export interface QueryConfig {
     readonly text: string;
@@ -38,6 +40,7 @@ declare module 'pg' {
     query(config: QueryConfig): Promise<QueryResult>;
     end(): Promise<void>;
     on(event: 'error', listener: (error: Error) => void): this;
+    on(event: 'end', listener: () => void): this;
     on(event: 'notification', listener: (message: { channel: string; payload?: string }) => void): this;
     getTransactionStatus(): 'I' | 'T' | 'E' | null;
     readonly processID: number | null;

@@ -10,7 +10,7 @@
  * `lastInsertRowid` throws `sql` (use RETURNING).
  */
 import { DbError } from '../../src/db/db-error.js';
-import type { BindParams, Connection, DriverCapabilities, Row, RunResult, SqlValue, Statement } from '../../src/db/driver.js';
+import { WAKE_CHANNEL, type BindParams, type Connection, type DriverCapabilities, type Row, type RunResult, type SqlValue, type Statement, type WakeSource } from '../../src/db/driver.js';
 import { checkValue, StatementParameters } from '../../src/db/statement-parameters.js';
 import type { Bridge, BridgeCall } from './bridge.js';
 import type { BridgeReply } from './bridge-protocol.js';
@@ -48,6 +48,23 @@ export class PostgresConnection implements Connection<DriverCapabilities> {
   #closed = false;
   /** The server's version, known after the first round trip. */
   serverVersion: string | undefined;
+  readonly #wakeListeners = new Set<(payload: string) => void>();
+  #listening = false;
+
+  /** The commits of every process on this database: the worker LISTENs from the first subscriber on, until close. */
+  readonly wakeSource: WakeSource = {
+    subscribe: (listener) => {
+      const entry = (payload: string): void => listener(payload);
+      this.#wakeListeners.add(entry);
+      if (!this.#listening && !this.#closed) {
+        this.#listening = true;
+        this.#bridge.listen(WAKE_CHANNEL, (payload) => {
+          for (const each of [...this.#wakeListeners]) each(payload);
+        });
+      }
+      return () => this.#wakeListeners.delete(entry);
+    },
+  };
 
   constructor(bridge: Bridge, where: string, capabilities: DriverCapabilities, deadlineMs: number) {
     this.#bridge = bridge;
@@ -85,6 +102,7 @@ export class PostgresConnection implements Connection<DriverCapabilities> {
     if (this.#closed) return;
     for (const statement of [...this.#statements]) statement.finalize();
     this.#closed = true;
+    this.#wakeListeners.clear();
     this.#bridge.close(Math.min(this.#deadlineMs, 2_000));
   }
 

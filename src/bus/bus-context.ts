@@ -33,6 +33,7 @@ export interface BusContext {
    * receivers (and inbox monitors) in every process at once; never throws.
    * With `addressees` (a direct message) only their bells and the direct bell
    * ring (see change-waiter.ts). When absent, waiters learn of the commit at the poll.
+   * Called only on a `wakeups: 'bell-file'` engine: on 'notify' the transaction rang (commit-wake.ts).
    */
   readonly announce?: (addressees?: readonly string[]) => void;
 }

@@ -24,6 +24,12 @@
  * and a reader that shows every message (tail, the console) watches the
  * direct bell. Name bells are watched only while someone waits on them.
  *
+ * On an engine whose capabilities say `wakeups: 'notify'` (PostgreSQL) the
+ * bells are not files: the committing transaction NOTIFYs the keys of the
+ * bells it rings (commit-wake.ts; bellKey below), delivered at commit, and
+ * the waiter hears them from the database's wake source (listenTo), so a
+ * commit on another machine wakes it. The poll stays the floor there too.
+ *
  * A wait is given as a duration, never as a wall-clock time: Node's timers
  * run on the monotonic clock, so setting the date back or forth neither
  * stretches nor cuts a wait.
@@ -31,6 +37,7 @@
 import { createHash } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, utimesSync, watch, type FSWatcher } from 'node:fs';
 import { dirname, join } from 'node:path';
+import type { WakeSource } from '../db/driver.js';
 
 /** receive's poll interval, the floor under every wake-up (docs/architecture.md, "Behaviour, briefly"): the longest a waiter sleeps without looking. */
 export const POLL_INTERVAL_MS = 250;
@@ -44,11 +51,29 @@ export const BELLS_DIR = 'bells';
 /** Which bell besides the common one: a display name's (its direct messages), or the direct bell (every direct message). */
 export type Bell = { readonly name: string } | 'direct';
 
-/** The path of `bell` under `dataDir`; a name is hashed, since display names may hold any printable character. */
+/** The key of the common bell in a notification's payload. */
+export const COMMON_BELL_KEY = 'common';
+
+/** The payload key that rings every bell: a listener that reconnected may have missed anything. */
+export const EVERY_BELL_KEY = '*';
+
+/** A bell's key: its file's name without `.bell`, and its word in a notification; a name is hashed, since display names may hold any printable character. */
+export function bellKey(bell: Bell | undefined): string {
+  if (bell === undefined) return COMMON_BELL_KEY;
+  if (bell === 'direct') return 'direct';
+  return `name-${createHash('sha256').update(bell.name).digest('hex').slice(0, 32)}`;
+}
+
+/** The keys of the bells a commit rings: the common one, or for a direct message the direct bell and each addressee's. */
+export function bellKeys(addressees: readonly string[] | undefined): string[] {
+  if (addressees === undefined) return [COMMON_BELL_KEY];
+  return ['direct', ...addressees.map((name) => bellKey({ name }))];
+}
+
+/** The path of `bell` under `dataDir`. */
 export function bellPath(dataDir: string, bell: Bell | undefined): string {
   if (bell === undefined) return join(dataDir, BELL_FILE);
-  if (bell === 'direct') return join(dataDir, BELLS_DIR, 'direct.bell');
-  return join(dataDir, BELLS_DIR, `name-${createHash('sha256').update(bell.name).digest('hex').slice(0, 32)}.bell`);
+  return join(dataDir, BELLS_DIR, `${bellKey(bell)}.bell`);
 }
 
 export interface ChangeWaiter {
@@ -78,6 +103,12 @@ export interface ChangeFeed extends ChangeWaiter {
    * that bell's rings too, until the returned function is called; listeners must not throw.
    */
   onChange(listener: () => void, bell?: Bell): () => void;
+  /**
+   * Hears the bells from `source` too (a `wakeups: 'notify'` database's
+   * wake source), instead of the one given before; undefined stops. Called
+   * again with each newly opened database.
+   */
+  listenTo(source: WakeSource | undefined): void;
 }
 
 function sleepFor(maxMs: number, pollMs: number, signal: AbortSignal | undefined, register?: (wake: () => void) => () => void): Promise<void> {
@@ -202,18 +233,20 @@ interface ExtraBells {
   ensure(bell: Bell): void;
   /** Calls `wake` on each ring of `bell` until the returned function is called. */
   add(bell: Bell, wake: () => void): () => void;
+  /** A ring heard from a wake source: the bell with key `key`, or every bell for EVERY_BELL_KEY. */
+  ring(key: string): void;
   close(): void;
 }
 
 function extraBells(dataDir: string): ExtraBells {
   const watched = new Map<string, { watch: BellWatch; wakers: Set<() => void> }>();
   const entry = (bell: Bell): { watch: BellWatch; wakers: Set<() => void> } => {
-    const path = bellPath(dataDir, bell);
-    let found = watched.get(path);
+    const key = bellKey(bell);
+    let found = watched.get(key);
     if (found === undefined) {
       const wakers = new Set<() => void>();
-      found = { watch: watchBell(path, () => [...wakers].forEach((w) => w())), wakers };
-      watched.set(path, found);
+      found = { watch: watchBell(bellPath(dataDir, bell), () => [...wakers].forEach((w) => w())), wakers };
+      watched.set(key, found);
     }
     found.watch.ensure();
     return found;
@@ -226,6 +259,10 @@ function extraBells(dataDir: string): ExtraBells {
       const { wakers } = entry(bell);
       wakers.add(wake);
       return () => wakers.delete(wake);
+    },
+    ring(key) {
+      const rung = key === EVERY_BELL_KEY ? [...watched.values()] : [watched.get(key)];
+      for (const found of rung) for (const wake of [...(found?.wakers ?? [])]) wake();
     },
     close() {
       for (const { watch } of watched.values()) watch.close();
@@ -240,7 +277,7 @@ function extraBells(dataDir: string): ExtraBells {
  * not lost; a name's bell from `watchName` (or the first wait on it) until
  * close. `everyDirect`: every wait and listener also wakes on the direct bell.
  */
-export function createChangeWaiter(dataDir: string, pollMs = POLL_INTERVAL_MS, options: { everyDirect?: boolean } = {}): ChangeFeed {
+export function createChangeWaiter(dataDir: string, pollMs = POLL_INTERVAL_MS, options: { everyDirect?: boolean; wakeSource?: WakeSource } = {}): ChangeFeed {
   const wakers = new Set<() => void>();
   const listeners = new Set<() => void>();
   const hint = (): void => {
@@ -251,6 +288,19 @@ export function createChangeWaiter(dataDir: string, pollMs = POLL_INTERVAL_MS, o
   const extra = extraBells(dataDir);
   // A reader that shows every message (tail, the console) hears every direct message as it hears the common bell.
   if (options.everyDirect === true) extra.add('direct', hint);
+  let unsubscribe: (() => void) | undefined;
+  // A payload is the space-separated keys of the bells one commit rang.
+  const heard = (payload: string): void => {
+    for (const key of payload.split(' ')) {
+      if (key === COMMON_BELL_KEY || key === EVERY_BELL_KEY) hint();
+      if (key !== COMMON_BELL_KEY) extra.ring(key);
+    }
+  };
+  const listenTo = (source: WakeSource | undefined): void => {
+    unsubscribe?.();
+    unsubscribe = source?.subscribe(heard);
+  };
+  listenTo(options.wakeSource);
 
   return {
     waitForChange(maxMs, signal, name) {
@@ -281,7 +331,9 @@ export function createChangeWaiter(dataDir: string, pollMs = POLL_INTERVAL_MS, o
         leave?.();
       };
     },
+    listenTo,
     close() {
+      listenTo(undefined);
       common.close();
       extra.close();
       wakers.clear();

@@ -19,6 +19,7 @@ import { triggerEmbeddingPass } from '../embeddings/embedding-pass.js';
 import { inspect } from './inspect.js';
 import { ensureCapacity } from './capacity-check.js';
 import type { BusContext } from './bus-context.js';
+import { wakeAfterCommit, wakeAtCommit } from './commit-wake.js';
 import { lastSeq } from './channels.js';
 import {
   ContentField,
@@ -114,7 +115,7 @@ function afterCommit<R extends { revision: number }>(
     refund?.();
   } else {
     ctx.log.debug(what, { ...fields, revision: outcome.result.revision });
-    ctx.announce?.();
+    wakeAfterCommit(ctx);
     triggerEmbeddingPass(ctx);
   }
   return outcome.result;
@@ -148,7 +149,11 @@ export async function editMemory(ctx: BusContext, rawInput: unknown): Promise<Ed
       { operation: 'edit_memory', sender, payload: { memory_id: input.memory_id, channel: live.channel, ...envelope } },
     );
     ensureCapacity(ctx.db, ctx.config, ctx.clock.now(), bytes, { timer: () => ctx.clock.monotonic() });
-    const outcome = ctx.db.transaction(() => writeEdit(ctx, input, key, fingerprint));
+    const outcome = ctx.db.transaction(() => {
+      const written = writeEdit(ctx, input, key, fingerprint);
+      if (!written.replayed) wakeAtCommit(ctx.db);
+      return written;
+    });
     return afterCommit(ctx, outcome, refund, 'memory edited', { sender, memory_id: input.memory_id });
   } catch (error) {
     refund?.();
@@ -254,6 +259,7 @@ export async function deleteMemory(ctx: BusContext, rawInput: unknown): Promise<
       }
       const current = requireLiveRevision(ctx, input.memory_id);
       ctx.db.run('UPDATE messages SET tombstone = 1, tombstone_at = ? WHERE seq = ?', [ctx.clock.now(), current.seq]);
+      wakeAtCommit(ctx.db);
       const result: DeleteMemoryResult = { memory_id: current.memory_id, seq: current.seq, revision: current.revision };
       if (key !== undefined) storeReceipt(ctx, sender, key, fingerprint, result);
       return { result, replayed: false };

@@ -13,6 +13,7 @@ import { triggerEmbeddingPass } from '../embeddings/embedding-pass.js';
 import { inspect } from './inspect.js';
 import { ensureCapacity } from './capacity-check.js';
 import type { BusContext } from './bus-context.js';
+import { wakeAfterCommit, wakeAtCommit } from './commit-wake.js';
 import { lastSeq, requireChannel, type ChannelRow } from './channels.js';
 import { checkAddressees, DIRECT_CHANNEL, ToField } from './direct-addressees.js';
 import { storeRecipients } from './direct-recipients.js';
@@ -78,12 +79,16 @@ export async function send(ctx: BusContext, rawInput: unknown): Promise<SendResu
       { operation: 'send', sender, payload },
     );
     ensureCapacity(ctx.db, ctx.config, ctx.clock.now(), bytes, { timer: () => ctx.clock.monotonic() });
-    const outcome = ctx.db.transaction(() => write(ctx, input.as, { channel, to }, envelope, { bytes, context }, key, fingerprint));
+    const outcome = ctx.db.transaction(() => {
+      const written = write(ctx, input.as, { channel, to }, envelope, { bytes, context }, key, fingerprint);
+      if (!written.replayed) wakeAtCommit(ctx.db, to);
+      return written;
+    });
     if (outcome.replayed) refund?.();
     else {
       ctx.log.debug('sent', { sender, channel: channel.name, seq: outcome.result.seq, bytes });
       // A direct message wakes only its addressees (and readers of every direct message), never the bystanders.
-      ctx.announce?.(to);
+      wakeAfterCommit(ctx, to);
       // A new memory is made searchable by meaning right away, in the background; never part of the write.
       if (channel.kind === 'memory') triggerEmbeddingPass(ctx);
     }

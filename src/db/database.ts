@@ -3,7 +3,7 @@
  * pragmas, written once over the Driver contract.
  */
 import { DbError } from './db-error.js';
-import type { BindParams, Connection, DriverCapabilities, Row, RunResult, SqlResult, Statement } from './driver.js';
+import type { BindParams, Connection, DriverCapabilities, Row, RunResult, SqlResult, Statement, WakeSource } from './driver.js';
 
 export class Database<C extends DriverCapabilities = DriverCapabilities> {
   readonly #conn: Connection<C>;
@@ -28,6 +28,11 @@ export class Database<C extends DriverCapabilities = DriverCapabilities> {
   /** What the driver behind this database can do. */
   get capabilities(): C {
     return this.#conn.capabilities;
+  }
+
+  /** The connection's wake source (Connection.wakeSource): present when capabilities.wakeups is 'notify'. */
+  get wakeSource(): WakeSource | undefined {
+    return this.#conn.wakeSource;
   }
 
   /** True while a transaction opened by `transaction` or `read` is running. */

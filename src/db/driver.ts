@@ -128,7 +128,27 @@ export const SQLITE_CAPABILITIES = {
   backup: 'vacuum-into',
 } as const satisfies Partial<DriverCapabilities>;
 
+/** The NOTIFY channel a `wakeups: 'notify'` engine's committing side signals on and its wake source listens on. */
+export const WAKE_CHANNEL = 'agentbus_wake';
+
+/**
+ * Where a `wakeups: 'notify'` connection hears commits of every process on
+ * the same database (its own included): the payloads NOTIFYed on
+ * WAKE_CHANNEL, delivered asynchronously, never while a call blocks. A lost
+ * listening connection reconnects by itself and then delivers `*` (anything
+ * may have been missed); listeners must still poll, since a notification can be lost.
+ */
+export interface WakeSource {
+  /** Calls `listener` with each payload from now on, until the returned function is called; listeners must not throw. */
+  subscribe(listener: (payload: string) => void): () => void;
+}
+
 export interface Connection<C extends DriverCapabilities = SqliteCapabilities> {
+  /**
+   * Present exactly when `capabilities.wakeups` is 'notify': the commits of
+   * other processes, as notifications (WakeSource). A bell-file driver has none.
+   */
+  readonly wakeSource?: WakeSource;
   /** The absolute path this connection was opened on (a server's URL without its password). */
   readonly path: string;
   /** What the driver behind this connection can do. */

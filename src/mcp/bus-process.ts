@@ -118,6 +118,8 @@ async function openBus(shared: Shared): Promise<BusContext> {
     db.close();
     throw error;
   }
+  // On a 'notify' engine, commits of every machine wake this process's waits (none on a bell-file one).
+  waiter.listenTo(db.wakeSource);
   log.info('mcp start', {
     pid: process.pid,
     driver: db.capabilities.name,

@@ -56,6 +56,8 @@ export const NO_AGENT_YET = 'no agent has started yet: the console goes live whe
 /** Wraps an opened database for the console; `person` is the name the page's writes are sent as. */
 export function webBus(opened: OpenedBus, config: Config, io: WebIo, log: Logger, waiter: ChangeFeed, person: string): WebBus {
   const { db, schemaVersion } = opened;
+  // On a 'notify' engine the console hears commits of every machine (none on a bell-file one).
+  waiter.listenTo(db.wakeSource);
   const base: Omit<BusContext, 'owner' | 'processIdentity'> = {
     db,
     config,

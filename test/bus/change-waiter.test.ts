@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BELL_FILE, createChangeWaiter, createPollingWaiter, ringBell, type ChangeWaiter } from '../../src/bus/change-waiter.js';
+import { BELL_FILE, bellKeys, createChangeWaiter, createPollingWaiter, ringBell, type ChangeWaiter } from '../../src/bus/change-waiter.js';
+import type { WakeSource } from '../../src/db/driver.js';
 import { createChannel, subscribe } from '../../src/bus/channels.js';
 import { register } from '../../src/bus/identity.js';
 import { receive } from '../../src/bus/receive.js';
@@ -231,6 +232,50 @@ describe('change waiter', () => {
       waiter.close();
       child.stdin.end();
       child.kill();
+    }
+  });
+
+  it("hears a 'notify' engine's wake source as its bells: the common key, a name's key only for that name, `*` for all; listenTo(undefined) stops; SQLite connections have none", async () => {
+    const bus = await createBus();
+    const a = await bus.process('A');
+    expect(a.db.wakeSource).toBeUndefined();
+    const subscribers = new Set<(payload: string) => void>();
+    const source: WakeSource = {
+      subscribe(listener) {
+        subscribers.add(listener);
+        return () => subscribers.delete(listener);
+      },
+    };
+    const deliver = (payload: string): void => [...subscribers].forEach((s) => s(payload));
+    const waiter = createChangeWaiter(bus.dir, FAR, { wakeSource: source });
+    try {
+      const ended = (name?: string): { done: boolean; stop: AbortController } => {
+        const stop = new AbortController();
+        const state = { done: false, stop };
+        void waiter.waitForChange(FAR, stop.signal, name).then(() => (state.done = true));
+        return state;
+      };
+      const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 20));
+      const [plain, bob, carol] = [ended(), ended('Bob'), ended('Carol')];
+      deliver(bellKeys(['Bob']).join(' '));
+      await settle();
+      expect([plain.done, bob.done, carol.done]).toEqual([false, true, false]);
+      deliver(bellKeys(undefined).join(' '));
+      await settle();
+      expect([plain.done, carol.done]).toEqual([true, true]);
+      const [p2, b2] = [ended(), ended('Bob')];
+      deliver('*');
+      await settle();
+      expect([p2.done, b2.done]).toEqual([true, true]);
+      waiter.listenTo(undefined);
+      expect(subscribers.size).toBe(0);
+      const deaf = ended();
+      deliver('*');
+      await settle();
+      expect(deaf.done).toBe(false);
+      deaf.stop.abort();
+    } finally {
+      waiter.close();
     }
   });
 });
