@@ -57,21 +57,21 @@ const COMMANDS: Readonly<Record<string, CommandSpec>> = {
     describe: `Run the MCP stdio server (what a harness spawns). stdout carries JSON-RPC only. ${EXIT_TEXT}`,
     options: [CONFIG_OPTION],
     examples: ['mcp', 'mcp --config ~/.config/agentbus/config.json'],
-    load: async () => (await import('./entries/mcp.js')).run,
+    load: async () => (await import('./commands/mcp/index.js')).run,
   },
   status: {
     usage: 'status',
     describe: `Show live sessions, channels, live file reservations, usage against the budget, the current notice, the embedding backlog, the config path, the data directory, the driver and lock protocol. Never creates the database. ${EXIT_TEXT}`,
     options: [CONFIG_OPTION, { flag: '--json', description: 'Print one JSON object instead of text', boolean: true }],
     examples: ['status', 'status --json', 'status --config ./agentbus.json'],
-    load: async () => (await import('./entries/status.js')).run,
+    load: async () => (await import('./commands/status/index.js')).run,
   },
   reset: {
     usage: 'reset',
     describe: `Wipe all bus data (channels, messages, memories, sessions) in one transaction, after warning about live sessions and asking for confirmation on a terminal. The file is kept; running agents recover by registering again. Without a terminal it refuses (exit 3) unless --yes is given. ${EXIT_TEXT}`,
     options: [CONFIG_OPTION, { flag: '-y, --yes', description: 'Do not ask: wipe (for scripts)', boolean: true }],
     examples: ['reset', 'reset --yes'],
-    load: async () => (await import('./entries/reset.js')).run,
+    load: async () => (await import('./commands/reset/index.js')).run,
   },
   identity: {
     usage: 'identity',
@@ -81,7 +81,7 @@ const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       { flag: '--json', description: 'Print it as SessionStart hook JSON (hookSpecificOutput.additionalContext), the form Gemini CLI passes to the model', boolean: true },
     ],
     examples: ['identity', 'identity --json'],
-    load: async () => (await import('./entries/identity.js')).run,
+    load: async () => (await import('./commands/identity/index.js')).run,
   },
   inbox: {
     usage: 'inbox',
@@ -98,7 +98,7 @@ const COMMANDS: Readonly<Record<string, CommandSpec>> = {
     examples: ['inbox', 'inbox --hook', 'inbox --hook --wait 600'],
     hookSafe: true,
     // A bundle of its own: a hook runs it after every tool call.
-    load: async () => (await import('./entries/inbox.js')).run,
+    load: async () => (await import('./commands/inbox/index.js')).run,
   },
   doctor: {
     usage: 'doctor',
@@ -110,14 +110,14 @@ const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       { flag: '--full', description: 'Check every page (PRAGMA integrity_check: seconds per hundred MiB) instead of the quick check of the bus tables', boolean: true },
     ],
     examples: ['doctor', 'doctor --json', 'doctor --full', 'doctor --fix'],
-    load: async () => (await import('./entries/doctor.js')).run,
+    load: async () => (await import('./commands/doctor/index.js')).run,
   },
   backup: {
     usage: 'backup [path]',
     describe: `Write a consistent copy of the database with VACUUM INTO, safe while agents run, and check its integrity before it appears at the path. Default path: <data directory>/backups/agentbus-<time>.db. Refuses an existing file (exit 3) unless --force. Restore one with \`agentbus restore <file>\`. ${EXIT_TEXT}`,
     options: [CONFIG_OPTION, { flag: '-f, --force', description: 'Overwrite an existing file at the path', boolean: true }],
     examples: ['backup', 'backup ~/agentbus-before-upgrade.db', 'backup /tmp/bus.db --force'],
-    load: async () => (await import('./entries/backup.js')).run,
+    load: async () => (await import('./commands/backup/index.js')).run,
   },
   guard: {
     usage: 'guard',
@@ -130,21 +130,21 @@ const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       { flag: '--as', description: 'The committing agent\'s display name (default: AGENTBUS_AS, else the harness session, else .local/agentbus.json)', value: 'a display name, e.g. --as Sam2' },
     ],
     examples: ['guard --install', 'guard', 'guard --as Sam2', 'guard --pre-push --remote origin < refs'],
-    load: async () => (await import('./entries/guard.js')).run,
+    load: async () => (await import('./commands/guard/index.js')).run,
   },
   restore: {
     usage: 'restore [backup]',
     describe: `Put a backup in place of the database: checks the backup's integrity and schema first, refuses (exit 3) while any process has the database open, keeps the current database (with its -wal) in <data directory>/backups/agentbus-<time>-replaced.db, removes the -shm and lock files, then opens the restored file. ${EXIT_TEXT}`,
     options: [CONFIG_OPTION],
     examples: ['restore ~/.local/share/agentbus/backups/agentbus-2026-11-30T12-00-00-000Z.db'],
-    load: async () => (await import('./entries/restore.js')).run,
+    load: async () => (await import('./commands/restore/index.js')).run,
   },
   convert: {
     usage: 'convert',
     describe: `Convert the database to the other lock protocol: posix (native driver, node:sqlite) or portable (wasm driver). Refuses (exit 3) while any process has the database open; stop every agentbus process first. Checkpoints the WAL, rewrites the header with the target driver and verifies the file with it. ${EXIT_TEXT}`,
     options: [CONFIG_OPTION, { flag: '--to', description: 'The target lock protocol: portable or posix', value: 'portable or posix, e.g. --to portable' }],
     examples: ['convert --to portable', 'convert --to posix'],
-    load: async () => (await import('./entries/convert.js')).run,
+    load: async () => (await import('./commands/convert/index.js')).run,
   },
   tail: {
     usage: 'tail [...channels]',
@@ -161,7 +161,7 @@ const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       JSON_LINES_OPTION,
     ],
     examples: ['tail', 'tail general reviews', 'tail --sender Alice --since 1h', 'tail --direct', 'tail --to Sam2 --once', 'tail --json --once'],
-    load: async () => (await import('./entries/tail.js')).run,
+    load: async () => (await import('./commands/tail/index.js')).run,
   },
   post: {
     usage: 'post [channel] [text]',
@@ -175,7 +175,7 @@ const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       { flag: '--json', description: 'Print {seq, as, channel} ({seq, as, to} with --to; memory_id, revision on a memory channel) as JSON', boolean: true },
     ],
     examples: ['post general "deploy is frozen until 14:00"', 'post --to Sam2 "run the tests on your branch and tell me"', 'post reviews --reply-to 42 "looks good"', 'git log -1 | agentbus post general', 'post general --as Dana "hello"'],
-    load: async () => (await import('./entries/post.js')).run,
+    load: async () => (await import('./commands/post/index.js')).run,
   },
   search: {
     usage: 'search [...words]',
@@ -194,7 +194,7 @@ const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       { flag: '--json', description: "Print the search tool's result as one JSON object", boolean: true },
     ],
     examples: ['search flaky test', 'search "release checklist" --channel memory', 'search tests --direct', 'search deploy --since 1d --json'],
-    load: async () => (await import('./entries/search.js')).run,
+    load: async () => (await import('./commands/search/index.js')).run,
   },
   memory: {
     usage: 'memory [action] [id]',
@@ -206,7 +206,7 @@ const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       { flag: '--json', description: 'One JSON object per memory or revision, one per line', boolean: true },
     ],
     examples: ['memory', 'memory list --channel memory', 'memory show 42', 'memory history 42 --json'],
-    load: async () => (await import('./entries/memory.js')).run,
+    load: async () => (await import('./commands/memory/index.js')).run,
   },
   web: {
     usage: 'web',
@@ -217,7 +217,7 @@ const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       { flag: '--as', description: 'The name posts and memory edits are sent as (default: the OS user name)', value: 'a display name, e.g. --as Dana' },
     ],
     examples: ['web', 'web --port 7420', 'web --as Dana'],
-    load: async () => (await import('./entries/web.js')).run,
+    load: async () => (await import('./commands/web/index.js')).run,
   },
 };
 
