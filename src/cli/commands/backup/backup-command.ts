@@ -11,12 +11,17 @@ import { dirname, join, resolve } from 'node:path';
 import { Database } from '../../../db/database.js';
 import { loadDriver } from '../../../db/select-driver.js';
 import { databaseExists, databaseState, openAdminDatabase } from '../../admin-database.js';
-import { commandConfig, flagSet } from '../../cli-config.js';
+import { commandConfig } from '../../cli-config.js';
 import { CliError } from '../../cli-error.js';
 import type { CliIo } from '../../cli-io.js';
 import { formatBytes } from '../../format.js';
 import { integrityProblems } from '../../../db/integrity.js';
 import { progressFor } from '../../progress.js';
+import type { OptionsOf } from '../../command-spec.js';
+import type { spec } from './spec.js';
+
+/** The options `agentbus backup` takes (its spec.ts). */
+export type BackupOptions = OptionsOf<typeof spec.options>;
 
 /** `<data>/backups/agentbus-<UTC time>.db`. */
 export function defaultBackupPath(dataDir: string, now: number): string {
@@ -24,14 +29,14 @@ export function defaultBackupPath(dataDir: string, now: number): string {
   return join(dataDir, 'backups', `agentbus-${stamp}.db`);
 }
 
-export async function backupCommand(io: CliIo, args: readonly string[], flags: Record<string, unknown>): Promise<number> {
-  const config = commandConfig(io, flags);
+export async function backupCommand(io: CliIo, args: readonly string[], options: BackupOptions): Promise<number> {
+  const config = commandConfig(io, options);
   const { path, state } = databaseState(config);
   if (!databaseExists(state)) throw new CliError('failed', `nothing to back up: there is no database at ${path}`);
   const given = args[0];
   const target = given === undefined ? defaultBackupPath(config.data_directory, io.clock.now()) : resolve(io.cwd, given);
   if (target === path) throw new CliError('usage', `the backup path ${target} is the database itself; name another file`);
-  if (existsSync(target) && !flagSet(flags, 'force')) {
+  if (existsSync(target) && !options.force) {
     throw new CliError('refused', `${target} already exists; choose another path or pass --force to overwrite it`);
   }
   if (given === undefined) {

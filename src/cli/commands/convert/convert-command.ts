@@ -24,14 +24,18 @@ import { CliError } from '../../cli-error.js';
 import type { CliIo } from '../../cli-io.js';
 import { progressFor } from '../../progress.js';
 import { refuseWhileHeld } from '../../refuse-while-held.js';
+import type { OptionsOf } from '../../command-spec.js';
+import type { spec } from './spec.js';
+
+/** The options `agentbus convert` takes (its spec.ts). */
+export type ConvertOptions = OptionsOf<typeof spec.options>;
 
 const PROTOCOLS: readonly LockProtocol[] = ['posix', 'portable'];
 /** How long to wait for an agentbus process that is opening the database right now. */
 const SETUP_WAIT_MS = 10_000;
 
-function targetProtocol(flags: Record<string, unknown>): LockProtocol {
-  const to = flags.to;
-  if (typeof to !== 'string' || !(PROTOCOLS as readonly string[]).includes(to)) {
+function targetProtocol(to: string | undefined): LockProtocol {
+  if (to === undefined || !(PROTOCOLS as readonly string[]).includes(to)) {
     throw new CliError('usage', `--to must be portable or posix (got ${to === undefined ? 'nothing' : JSON.stringify(to)}), e.g. agentbus convert --to portable`);
   }
   return to as LockProtocol;
@@ -44,9 +48,9 @@ function asCliError(error: unknown): unknown {
   return new CliError('failed', error.message);
 }
 
-export async function convertCommand(io: CliIo, flags: Record<string, unknown>): Promise<number> {
-  const to = targetProtocol(flags);
-  const config = commandConfig(io, flags);
+export async function convertCommand(io: CliIo, options: ConvertOptions): Promise<number> {
+  const to = targetProtocol(options.to);
+  const config = commandConfig(io, options);
   const { path: given, state } = databaseState(config);
   if (!databaseExists(state)) throw new CliError('failed', `nothing to convert: there is no database at ${given}`);
   if (state.kind === 'foreign') throw new CliError('failed', `refusing to convert: ${state.reason}`);

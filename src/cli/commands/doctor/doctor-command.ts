@@ -17,7 +17,7 @@ import { readFileState, type FileState } from '../../../db/file-header.js';
 import { lostSchemaMessage } from '../../../db/lost-database.js';
 import { permissionAdvice } from '../../../db/storage-error.js';
 import { changeDriverSetting, DRIVER_FOR_PROTOCOL, loadDriver } from '../../../db/select-driver.js';
-import { commandConfig, flagSet } from '../../cli-config.js';
+import { commandConfig } from '../../cli-config.js';
 import type { CliIo } from '../../cli-io.js';
 import type { Check, CheckStatus } from './doctor-check.js';
 import { driverMissingFinding, INTEGRITY_AFTER_WAL, integrityOkFinding, integrityProblemsFinding, settingMismatchFinding } from './doctor-messages.js';
@@ -32,6 +32,11 @@ import { checkDisk } from './doctor-disk.js';
 import { checkSharedFiles, NOT_SEARCHABLE, searchable } from './doctor-shared-files.js';
 import { checkSchema } from './doctor-schema.js';
 import { checkWal } from './doctor-wal.js';
+import type { OptionsOf } from '../../command-spec.js';
+import type { spec } from './spec.js';
+
+/** The options `agentbus doctor` takes (its spec.ts). */
+export type DoctorOptions = OptionsOf<typeof spec.options>;
 
 /** `ok`: fine; `warn`: works but should be fixed; `problem`: broken (exit 1); `fixed`: was a problem, cleared by this run. */
 export interface DoctorReport {
@@ -50,9 +55,9 @@ function fallbackDataDir(io: CliIo): string {
   return isAbsolute(expanded) ? expanded : resolve(io.cwd, expanded);
 }
 
-function checkConfig(io: CliIo, flags: Record<string, unknown>): { check: Check; config: Config | undefined } {
+function checkConfig(io: CliIo, options: DoctorOptions): { check: Check; config: Config | undefined } {
   try {
-    const config = commandConfig(io, flags);
+    const config = commandConfig(io, options);
     const where = config.configFileFound ? config.configPath : `${config.configPath} (no file: defaults)`;
     return { check: { name: 'config', status: 'ok', message: `${where} is valid` }, config };
   } catch (error) {
@@ -191,12 +196,12 @@ async function checkDatabase(io: CliIo, config: Config | undefined, path: string
 }
 
 /** Runs every check; never throws for what it checks. */
-export async function runDoctor(io: CliIo, flags: Record<string, unknown>): Promise<DoctorReport> {
-  const { check: configCheck, config } = checkConfig(io, flags);
+export async function runDoctor(io: CliIo, options: DoctorOptions): Promise<DoctorReport> {
+  const { check: configCheck, config } = checkConfig(io, options);
   const dataDir = config?.data_directory ?? fallbackDataDir(io);
   const path = databasePath(dataDir);
   const checks: Check[] = [configCheck, checkDataDir(dataDir), checkFileSystem(dataDir), checkDisk(dataDir, config)];
-  const db = await checkDatabase(io, config, path, flagSet(flags, 'full'));
+  const db = await checkDatabase(io, config, path, options.full);
   checks.push(...db.checks);
   let protocol: string | undefined;
   try {
@@ -205,16 +210,16 @@ export async function runDoctor(io: CliIo, flags: Record<string, unknown>): Prom
   } catch {
     // Unreadable: the database check said so.
   }
-  checks.push(await checkLocks(io, flags, path, protocol));
+  checks.push(await checkLocks(io, options.fix, path, protocol));
   checks.push(checkSharedFiles(path));
   return { ok: checks.every((c) => c.status !== 'problem'), checks };
 }
 
 const LABEL: Readonly<Record<CheckStatus, string>> = { ok: 'ok', warn: 'WARN', problem: 'PROBLEM', fixed: 'fixed' };
 
-export async function doctorCommand(io: CliIo, flags: Record<string, unknown>): Promise<number> {
-  const report = await runDoctor(io, flags);
-  if (flagSet(flags, 'json')) {
+export async function doctorCommand(io: CliIo, options: DoctorOptions): Promise<number> {
+  const report = await runDoctor(io, options);
+  if (options.json) {
     io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   } else {
     const lines = table(report.checks.map((c) => [LABEL[c.status], c.name, c.message]), '');

@@ -8,7 +8,6 @@
  * problem `--fix` does not touch, with what to do instead).
  */
 import type { CliIo } from '../../cli-io.js';
-import { flagSet } from '../../cli-config.js';
 import { confirm } from '../../confirm.js';
 import type { Check } from './doctor-check.js';
 import { clearStaleLocks, surveyLocks, type LockEntry } from './lock-files.js';
@@ -25,7 +24,7 @@ const EXPIRED_NOTE =
   'an expired lease means its process crashed or is stopped (SIGSTOP, a paused container); clearing revokes it, and a stopped process then fails its next database call and must be restarted';
 
 /** The stale_locks check for the database at `path`; `protocol` is the file's lock protocol when it is an agentbus database. */
-export async function checkLocks(io: CliIo, flags: Record<string, unknown>, path: string, protocol: string | undefined): Promise<Check> {
+export async function checkLocks(io: CliIo, fix: boolean, path: string, protocol: string | undefined): Promise<Check> {
   const entries = surveyLocks(path).entries;
   // Expired leases are left to the stale listing below: --fix revokes them on either file.
   const records = entries.filter((e) => (e.state === 'alive' || e.state === 'unknown') && e.kind === 'lock_record');
@@ -55,7 +54,7 @@ export async function checkLocks(io: CliIo, flags: Record<string, unknown>, path
   if (stale.length === 0) return { name: 'stale_locks', status: 'ok', message: `none${foreignNote}` };
   const listing = stale.map(describeLock).join('; ');
   const note = stale.some((e) => e.state === 'expired') ? `; ${EXPIRED_NOTE}` : '';
-  let clear = flagSet(flags, 'fix');
+  let clear = fix;
   if (!clear && io.stdinIsTty) {
     io.stderr.write(`found ${stale.length} stale lock(s): ${listing}${note}\n`);
     clear = await confirm(io, 'Clear the stale locks (their owners are dead, or their leases expired)?');

@@ -21,12 +21,17 @@ import { harnessNames } from '../../../harness/harness-names.js';
 import { packageRoot } from '../../../package-root.js';
 import { CliError, EXIT_CODES } from '../../cli-error.js';
 import type { CliIo } from '../../cli-io.js';
-import { commandConfig, configFlag, flagSet } from '../../cli-config.js';
+import { commandConfig, configFlag } from '../../cli-config.js';
 import { remaining } from '../../format.js';
 import { checkCommit, type GuardHit } from './guard-check.js';
 import { committingAgent, COMMITTER_ENV, type Committer } from './guard-committer.js';
 import { installGuard } from './guard-install.js';
 import { busProtocol, cannotCheckText, findReadingNode, HANDOVER_ENV, thisNodeReads } from './guard-node.js';
+import type { OptionsOf } from '../../command-spec.js';
+import type { spec } from './spec.js';
+
+/** The options `agentbus guard` takes (its spec.ts). */
+export type GuardOptions = OptionsOf<typeof spec.options>;
 
 /** Hits listed in a refusal; the rest are counted. */
 const HITS_SHOWN = 20;
@@ -74,21 +79,24 @@ function readAll(stream: Readable): Promise<string> {
 }
 
 /** The guard's own arguments again, for a Node it hands the check to. */
-function guardArgs(flags: Record<string, unknown>): string[] {
+function guardArgs(options: GuardOptions): string[] {
   const args = ['guard'];
-  if (flagSet(flags, 'pre-push')) args.push('--pre-push');
-  for (const name of ['as', 'config', 'remote']) if (typeof flags[name] === 'string') args.push(`--${name}`, flags[name] as string);
+  if (options['pre-push']) args.push('--pre-push');
+  for (const name of ['as', 'config', 'remote'] as const) {
+    const value = options[name];
+    if (value !== undefined) args.push(`--${name}`, value);
+  }
   return args;
 }
 
 /** This Node cannot read the bus: run the same check under one that can, or say loudly that nothing is checked. */
-function handOver(io: CliIo, flags: Record<string, unknown>, protocol: LockProtocol, dataDir: string, checked: Checked, input: string): number {
+function handOver(io: CliIo, options: GuardOptions, protocol: LockProtocol, dataDir: string, checked: Checked, input: string): number {
   const node = io.env[HANDOVER_ENV] === undefined ? findReadingNode(protocol, io.env) : undefined;
   if (node === undefined) {
     io.stderr.write(`agentbus guard: ${cannotCheckText(protocol, dataDir)}; allowing the ${checked.what}\n`);
     return 0;
   }
-  const run = spawnSync(node, [join(packageRoot(), 'bin', 'agentbus.js'), ...guardArgs(flags)], {
+  const run = spawnSync(node, [join(packageRoot(), 'bin', 'agentbus.js'), ...guardArgs(options)], {
     cwd: io.cwd,
     env: { ...io.env, [HANDOVER_ENV]: '1' },
     input,
@@ -99,15 +107,15 @@ function handOver(io: CliIo, flags: Record<string, unknown>, protocol: LockProto
   return 0;
 }
 
-async function check(io: CliIo, flags: Record<string, unknown>): Promise<number> {
+async function check(io: CliIo, options: GuardOptions): Promise<number> {
   const now = io.clock.now();
-  const prePush = flagSet(flags, 'pre-push');
+  const prePush = options['pre-push'];
   const checked = prePush ? PUSH : COMMIT;
   const pushed = prePush ? await readAll(io.stdin) : undefined;
-  const config = commandConfig(io, flags);
-  const committer = committingAgent(io.env, io.cwd, flags.as, () => harnessNames(config.data_directory));
+  const config = commandConfig(io, options);
+  const committer = committingAgent(io.env, io.cwd, options.as, () => harnessNames(config.data_directory));
   const verdict = await checkCommit({ cwd: io.cwd, env: io.env, config, committer, clock: io.clock, ...(pushed === undefined ? {} : { pushed }) });
-  if (verdict.kind === 'wrong_node') return handOver(io, flags, verdict.protocol, config.data_directory, checked, pushed ?? '');
+  if (verdict.kind === 'wrong_node') return handOver(io, options, verdict.protocol, config.data_directory, checked, pushed ?? '');
   if (verdict.kind === 'unchecked') {
     io.stderr.write(`agentbus guard: ${verdict.reason}; allowing the ${checked.what}\n`);
     return 0;
@@ -119,8 +127,8 @@ async function check(io: CliIo, flags: Record<string, unknown>): Promise<number>
 }
 
 /** The Node the hooks should run: this one, unless it cannot read the existing bus and another on PATH can. */
-async function hookNode(io: CliIo, flags: Record<string, unknown>): Promise<string> {
-  const dataDir = commandConfig(io, flags).data_directory;
+async function hookNode(io: CliIo, options: GuardOptions): Promise<string> {
+  const dataDir = commandConfig(io, options).data_directory;
   const protocol = busProtocol(dataDir);
   if (protocol === undefined || (await thisNodeReads(protocol))) return process.execPath;
   const other = findReadingNode(protocol, io.env);
@@ -132,9 +140,9 @@ async function hookNode(io: CliIo, flags: Record<string, unknown>): Promise<stri
   return process.execPath;
 }
 
-async function install(io: CliIo, flags: Record<string, unknown>): Promise<number> {
-  const config = configFlag(flags);
-  const node = await hookNode(io, flags);
+async function install(io: CliIo, options: GuardOptions): Promise<number> {
+  const config = configFlag(options);
+  const node = await hookNode(io, options);
   const written = installGuard(io.cwd, io.env, { configPath: config === undefined ? undefined : resolve(io.cwd, config), node });
   for (const hook of written) {
     const what =
@@ -146,14 +154,14 @@ async function install(io: CliIo, flags: Record<string, unknown>): Promise<numbe
   return 0;
 }
 
-export async function guardCommand(io: CliIo, flags: Record<string, unknown>): Promise<number> {
-  if (flagSet(flags, 'install')) return install(io, flags);
+export async function guardCommand(io: CliIo, options: GuardOptions): Promise<number> {
+  if (options.install) return install(io, options);
   try {
-    return await check(io, flags);
+    return await check(io, options);
   } catch (error) {
     // The guard must never be the reason a commit fails: whatever broke, say so and let it through.
     const what = error instanceof CliError ? error.message : `${(error as Error)?.name ?? 'Error'}: ${(error as Error)?.message ?? String(error)}`;
-    io.stderr.write(`agentbus guard: could not check file reservations (${what}); allowing the ${flagSet(flags, 'pre-push') ? 'push' : 'commit'}\n`);
+    io.stderr.write(`agentbus guard: could not check file reservations (${what}); allowing the ${options['pre-push'] ? 'push' : 'commit'}\n`);
     return 0;
   }
 }

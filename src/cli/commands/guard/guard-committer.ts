@@ -56,9 +56,8 @@ function checkedDisplayName(source: string, value: string): string {
  * this process (empty when there is none). Throws CliError on a malformed
  * name or identity file.
  */
-export function committingAgent(env: NodeJS.ProcessEnv, cwd: string, asFlag: unknown, harnessNames: () => readonly string[]): Committer | undefined {
+export function committingAgent(env: NodeJS.ProcessEnv, cwd: string, asFlag: string | undefined, harnessNames: () => readonly string[]): Committer | undefined {
   if (asFlag !== undefined) {
-    if (typeof asFlag !== 'string') throw new CliError('usage', '--as needs a display name, e.g. --as Sam2');
     const name = checkedDisplayName('--as', asFlag);
     return exactNames([name], `${name} (from --as)`);
   }

@@ -4,6 +4,6 @@
  * its own). It runs on every commit: it loads no MCP server, no embeddings.
  */
 import { commandRun } from '../../command-run.js';
-import { guardCommand } from './guard-command.js';
+import { guardCommand, type GuardOptions } from './guard-command.js';
 
-export const run = commandRun((io, _args, flags) => guardCommand(io, flags));
+export const run = commandRun<GuardOptions>((io, _args, options) => guardCommand(io, options));

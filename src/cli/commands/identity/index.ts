@@ -4,6 +4,6 @@
  * neither the config nor the database.
  */
 import { commandRun } from '../../command-run.js';
-import { identityCommand } from './identity-command.js';
+import { identityCommand, type IdentityOptions } from './identity-command.js';
 
-export const run = commandRun((io, _args, flags) => identityCommand(io, flags));
+export const run = commandRun<IdentityOptions>((io, _args, options) => identityCommand(io, options));

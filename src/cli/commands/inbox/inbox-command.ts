@@ -28,6 +28,11 @@ import { inboxView, unackedSignature, unackedText, unreadSignature, unreadText, 
 import type { LogFields, Logger } from '../../../log.js';
 import { CliError } from '../../cli-error.js';
 import type { CliIo } from '../../cli-io.js';
+import type { OptionsOf } from '../../command-spec.js';
+import type { spec } from './spec.js';
+
+/** The options `agentbus inbox` takes (its spec.ts). */
+export type InboxOptions = OptionsOf<typeof spec.options>;
 
 /** The longest --wait: an hour; a listening agent's stop hook runs again after each wake. */
 export const MAX_WAIT_SECONDS = 3600;
@@ -38,19 +43,18 @@ const STDIN_KEEP_BYTES = 8 * 1024 * 1024;
 /** A harness closes stdin right after writing; this only guards against one that does not. */
 const STDIN_TIMEOUT_MS = 3000;
 
-interface Options {
+interface HookMode {
   readonly hook: boolean;
   readonly waitMs: number;
 }
 
-function parseFlags(flags: Record<string, unknown>): Options {
-  const hook = flags.hook === true;
+function hookMode(options: InboxOptions): HookMode {
+  const hook = options.hook;
   let waitMs = 0;
-  if (flags.wait !== undefined) {
-    // main.ts hands value flags over as strings; tests calling the command may pass a number.
-    const seconds = typeof flags.wait === 'number' ? flags.wait : typeof flags.wait === 'string' && /^\d+(\.\d+)?$/.test(flags.wait) ? Number(flags.wait) : Number.NaN;
+  if (options.wait !== undefined) {
+    const seconds = /^\d+(\.\d+)?$/.test(options.wait) ? Number(options.wait) : Number.NaN;
     if (!Number.isFinite(seconds) || seconds <= 0 || seconds > MAX_WAIT_SECONDS) {
-      throw new CliError('usage', `--wait must be a number of seconds between 1 and ${MAX_WAIT_SECONDS}; got ${String(flags.wait)}`);
+      throw new CliError('usage', `--wait must be a number of seconds between 1 and ${MAX_WAIT_SECONDS}; got ${options.wait}`);
     }
     if (!hook) throw new CliError('usage', '--wait applies to stop hooks only: use it with --hook');
     waitMs = seconds * 1000;
@@ -172,15 +176,15 @@ function inboxChange(dataDir: string, maxMs: number, pollMs: number): Promise<vo
   });
 }
 
-async function run(io: CliIo, flags: Record<string, unknown>, log: { current: LazyLog }): Promise<void> {
-  const options = parseFlags(flags);
+async function run(io: CliIo, flags: InboxOptions, log: { current: LazyLog }): Promise<void> {
+  const options = hookMode(flags);
   let input: HookInput | undefined;
   if (options.hook && !io.stdinIsTty) {
     const stdin = await readStdin(io.stdin);
     input = parseHookInput(stdin.text, stdin.complete);
   }
   const config = loadConfig({
-    configPath: typeof flags.config === 'string' ? flags.config : undefined,
+    configPath: flags.config,
     env: io.env,
     homeDir: io.homeDir,
     cwd: io.cwd,
@@ -226,7 +230,7 @@ async function run(io: CliIo, flags: Record<string, unknown>, log: { current: La
 }
 
 /** Always exits 0: a hook's failure must never block or break its harness. */
-export async function inboxCommand(io: CliIo, flags: Record<string, unknown>): Promise<number> {
+export async function inboxCommand(io: CliIo, flags: InboxOptions): Promise<number> {
   const log = { current: new LazyLog(undefined, 'info') };
   try {
     await run(io, flags, log);

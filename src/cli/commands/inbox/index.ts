@@ -4,6 +4,6 @@
  * command itself turns every failure into nothing on stdout and exit 0.
  */
 import type { CommandRun } from '../../command-run.js';
-import { inboxCommand } from './inbox-command.js';
+import { inboxCommand, type InboxOptions } from './inbox-command.js';
 
-export const run: CommandRun = (io, _args, flags) => inboxCommand(io, flags);
+export const run: CommandRun<InboxOptions> = (io, _args, options) => inboxCommand(io, options);

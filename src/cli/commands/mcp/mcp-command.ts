@@ -6,6 +6,11 @@ import { runMcp } from '../../../mcp/run-mcp.js';
 import { packageRoot } from '../../../package-root.js';
 import { packageVersion } from '../../../package-version.js';
 import type { CliIo } from '../../cli-io.js';
+import type { OptionsOf } from '../../command-spec.js';
+import type { spec } from './spec.js';
+
+/** The options `agentbus mcp` takes (its spec.ts). */
+export type McpOptions = OptionsOf<typeof spec.options>;
 
 /** The line for a person who started `agentbus mcp` in a terminal, where it would otherwise look hung. */
 export function terminalHint(): string {
@@ -14,7 +19,7 @@ export function terminalHint(): string {
   return `agentbus mcp: waiting for an MCP client on stdin (a harness such as Claude Code or Codex starts this command itself); how to set that up: ${where}; Ctrl-C stops it\n`;
 }
 
-export async function mcpCommand(io: CliIo, flags: Record<string, unknown>): Promise<number> {
+export async function mcpCommand(io: CliIo, options: McpOptions): Promise<number> {
   // A harness that stops its server with a signal still gets a clean shutdown: names released, lease handed back.
   const stop = new AbortController();
   const onSignal = (): void => stop.abort();
@@ -24,7 +29,7 @@ export async function mcpCommand(io: CliIo, flags: Record<string, unknown>): Pro
     // stderr only: stdout carries JSON-RPC and nothing else.
     if (io.stdinIsTty) io.stderr.write(terminalHint());
     const config = loadConfig({
-      configPath: typeof flags.config === 'string' ? flags.config : undefined,
+      configPath: options.config,
       env: io.env,
       homeDir: io.homeDir,
       cwd: io.cwd,

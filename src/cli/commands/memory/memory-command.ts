@@ -5,11 +5,16 @@
  */
 import { listMemories, memoryHistory, showMemory } from '../../../bus/memory-listing.js';
 import { asCliError } from '../../bus-error-exit.js';
-import { commandConfig, flagSet } from '../../cli-config.js';
+import { commandConfig } from '../../cli-config.js';
 import { CliError } from '../../cli-error.js';
 import type { CliIo } from '../../cli-io.js';
 import { messageLines, paletteFor } from '../../message-line.js';
 import { withReaderContext } from '../../reader-context.js';
+import type { OptionsOf } from '../../command-spec.js';
+import type { spec } from './spec.js';
+
+/** The options `agentbus memory` takes (its spec.ts). */
+export type MemoryOptions = OptionsOf<typeof spec.options>;
 
 const ACTIONS = ['list', 'show', 'history'] as const;
 const LIST_DEFAULT = 100;
@@ -21,16 +26,16 @@ function memoryId(action: string, value: string | undefined): number {
 }
 
 /** Runs `agentbus memory`. */
-export async function memoryCommand(io: CliIo, args: readonly string[], flags: Record<string, unknown>): Promise<number> {
-  const config = commandConfig(io, flags);
+export async function memoryCommand(io: CliIo, args: readonly string[], options: MemoryOptions): Promise<number> {
+  const config = commandConfig(io, options);
   const [action = 'list', id] = args;
   if (!(ACTIONS as readonly string[]).includes(action)) throw new CliError('usage', `unknown action "${action}": use agentbus memory list, memory show ID or memory history ID`);
   if (action === 'list' && id !== undefined) throw new CliError('usage', `agentbus memory list takes no ID; to read one, agentbus memory show ${id}`);
-  const json = flagSet(flags, 'json');
+  const json = options.json;
   const palette = paletteFor(io.isTty, io.env);
-  const limit = flags.lines === undefined ? LIST_DEFAULT : Number(flags.lines);
-  if (!Number.isInteger(limit) || limit < 1) throw new CliError('usage', `--lines must be a whole number of at least 1; got "${String(flags.lines)}"`);
-  const channel = flags.channel === undefined ? undefined : String(flags.channel);
+  const limit = options.lines === undefined ? LIST_DEFAULT : Number(options.lines);
+  if (!Number.isInteger(limit) || limit < 1) throw new CliError('usage', `--lines must be a whole number of at least 1; got "${options.lines}"`);
+  const channel = options.channel;
   const messages = await withReaderContext(config, io, 'memory', (ctx) =>
     asCliError(() => {
       if (action === 'show') return [showMemory(ctx, memoryId(action, id))];

@@ -6,25 +6,19 @@
  * The process registers the name for the length of the send and releases it
  * afterwards, so the name is free again at once.
  */
-import { userInfo } from 'node:os';
 import { send, type SendResult } from '../../../bus/send.js';
 import type { Config } from '../../../config.js';
 import { asCliError } from '../../bus-error-exit.js';
-import { commandConfig, flagSet } from '../../cli-config.js';
+import { commandConfig } from '../../cli-config.js';
 import { CliError } from '../../cli-error.js';
 import type { CliIo } from '../../cli-io.js';
+import { humanName } from '../../human-name.js';
 import { withPersonContext } from '../../person-context.js';
+import type { OptionsOf } from '../../command-spec.js';
+import type { spec } from './spec.js';
 
-/** The name a person posts as without --as: the OS user name. */
-export function humanName(io: CliIo): string {
-  const fromEnv = io.env.USER ?? io.env.USERNAME ?? io.env.LOGNAME;
-  if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
-  try {
-    return userInfo().username;
-  } catch {
-    throw new CliError('usage', 'no user name to post as (USER is unset); give one with --as NAME');
-  }
-}
+/** The options `agentbus post` takes (its spec.ts). */
+export type PostOptions = OptionsOf<typeof spec.options>;
 
 async function readText(io: CliIo, given: string | undefined): Promise<string> {
   if (given !== undefined && given !== '-') return given;
@@ -37,9 +31,8 @@ async function readText(io: CliIo, given: string | undefined): Promise<string> {
   return text.replace(/\r?\n$/, '');
 }
 
-function replyTo(flags: Record<string, unknown>): number | undefined {
-  if (flags['reply-to'] === undefined) return undefined;
-  const text = String(flags['reply-to']);
+function replyTo(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
   if (!/^\d{1,15}$/.test(text) || Number(text) < 1) throw new CliError('usage', `--reply-to must be the seq of a message (a whole number, e.g. 42); got "${text}"`);
   return Number(text);
 }
@@ -65,25 +58,23 @@ export async function postMessage(
 }
 
 /** The addressees of --to (repeatable), or undefined when none is given. */
-function addressees(flags: Record<string, unknown>): string[] | undefined {
-  const value = flags.to;
-  if (value === undefined) return undefined;
-  return (Array.isArray(value) ? value : [value]).map(String);
+function addressees(to: readonly string[]): string[] | undefined {
+  return to.length === 0 ? undefined : [...to];
 }
 
 /** Runs `agentbus post CHANNEL [TEXT]` or `agentbus post --to NAME [TEXT]`. */
-export async function postCommand(io: CliIo, args: readonly string[], flags: Record<string, unknown>): Promise<number> {
-  const config = commandConfig(io, flags);
-  const to = addressees(flags);
+export async function postCommand(io: CliIo, args: readonly string[], options: PostOptions): Promise<number> {
+  const config = commandConfig(io, options);
+  const to = addressees(options.to);
   const [channel, given] = to === undefined ? args : [undefined, ...args];
   if (to !== undefined && args.length > 1) {
     throw new CliError('usage', `with --to, give only the text (agentbus post --to ${to[0]} "hello"); "${args[0]}" would be a channel, and a message goes to a channel or to names, not both`);
   }
   if (to === undefined && channel === undefined) throw new CliError('usage', 'no channel: agentbus post CHANNEL TEXT, or agentbus post --to NAME TEXT for a direct message');
-  const reply = replyTo(flags);
-  const name = flags.as === undefined ? humanName(io) : String(flags.as);
+  const reply = replyTo(options['reply-to']);
+  const name = options.as ?? humanName(io);
   const content = await readText(io, given);
-  const key = flags['idempotency-key'] === undefined ? undefined : String(flags['idempotency-key']);
+  const key = options['idempotency-key'];
   const result = await postMessage(config, io, {
     name,
     ...(to === undefined ? { channel: channel as string } : { to }),
@@ -91,7 +82,7 @@ export async function postCommand(io: CliIo, args: readonly string[], flags: Rec
     ...(reply === undefined ? {} : { replyTo: reply }),
     ...(key === undefined ? {} : { idempotencyKey: key }),
   });
-  if (flagSet(flags, 'json')) io.stdout.write(`${JSON.stringify(to === undefined ? { ...result, channel } : { ...result, to })}\n`);
+  if (options.json) io.stdout.write(`${JSON.stringify(to === undefined ? { ...result, channel } : { ...result, to })}\n`);
   else if (to !== undefined) io.stdout.write(`sent ${result.seq} to ${to.join(', ')} (direct) as ${result.as}\n`);
   else {
     const memory = result.memory_id === undefined ? '' : ` (memory ${result.memory_id}, revision ${result.revision})`;

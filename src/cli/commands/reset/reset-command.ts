@@ -35,20 +35,25 @@ import type { Database } from '../../../db/database.js';
 import { lostDatabaseMessage, openDatabase } from '../../../db/open-database.js';
 import { liveSessions, resetDatabase } from '../../../maintenance/reset.js';
 import { databaseExists, databaseState } from '../../admin-database.js';
-import { commandConfig, flagSet } from '../../cli-config.js';
+import { commandConfig } from '../../cli-config.js';
 import { CliError } from '../../cli-error.js';
 import type { CliIo } from '../../cli-io.js';
 import { confirm } from '../../confirm.js';
+import type { OptionsOf } from '../../command-spec.js';
+import type { spec } from './spec.js';
 
-export async function resetCommand(io: CliIo, flags: Record<string, unknown>): Promise<number> {
-  const config = commandConfig(io, flags);
+/** The options `agentbus reset` takes (its spec.ts). */
+export type ResetOptions = OptionsOf<typeof spec.options>;
+
+export async function resetCommand(io: CliIo, options: ResetOptions): Promise<number> {
+  const config = commandConfig(io, options);
   const { path, state } = databaseState(config);
   const lost = lostDatabaseMessage(path, dirname(path), state) !== undefined;
   if (!lost && !databaseExists(state)) {
     io.stdout.write(`nothing to reset: there is no database at ${path}\n`);
     return 0;
   }
-  const yes = flagSet(flags, 'yes');
+  const yes = options.yes;
   if (!yes && !io.stdinIsTty) {
     throw new CliError('refused', `reset wipes all bus data in ${path} and needs a confirmation: run it on a terminal, or pass --yes in a script; nothing changed`);
   }

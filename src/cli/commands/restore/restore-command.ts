@@ -34,6 +34,11 @@ import type { CliIo } from '../../cli-io.js';
 import { formatBytes } from '../../format.js';
 import { progressFor } from '../../progress.js';
 import { refuseWhileHeld } from '../../refuse-while-held.js';
+import type { OptionsOf } from '../../command-spec.js';
+import type { spec } from './spec.js';
+
+/** The options `agentbus restore` takes (its spec.ts). */
+export type RestoreOptions = OptionsOf<typeof spec.options>;
 
 /** How long to wait for an agentbus process that is opening the database right now. */
 const SETUP_WAIT_MS = 10_000;
@@ -123,10 +128,10 @@ async function openRestored(io: CliIo, dataDir: string, protocol: LockProtocol, 
   return migrations.applied.length > 0 ? `, upgraded from schema v${schemaVersion} to v${migrations.version}` : '';
 }
 
-export async function restoreCommand(io: CliIo, args: readonly string[], flags: Record<string, unknown>): Promise<number> {
+export async function restoreCommand(io: CliIo, args: readonly string[], options: RestoreOptions): Promise<number> {
   const given = args[0];
   if (given === undefined) throw new CliError('usage', 'restore needs the backup file, e.g. agentbus restore ~/.local/share/agentbus/backups/agentbus-<time>.db');
-  const config = commandConfig(io, flags);
+  const config = commandConfig(io, options);
   const backup = resolve(io.cwd, given);
   const dataDir = prepareDataDir(config.data_directory);
   const path = databasePath(dataDir);

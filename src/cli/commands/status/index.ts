@@ -1,5 +1,5 @@
 /** The `agentbus status` entry, loaded by main.ts only when that command runs (the build makes it a file of its own). */
 import { commandRun } from '../../command-run.js';
-import { statusCommand } from './status-command.js';
+import { statusCommand, type StatusOptions } from './status-command.js';
 
-export const run = commandRun((io, _args, flags) => statusCommand(io, flags));
+export const run = commandRun<StatusOptions>((io, _args, options) => statusCommand(io, options));

@@ -15,10 +15,15 @@ import type { SchemaComparison } from '../../../db/schema-compatibility.js';
 import { olderSchemaMessage } from '../../../db/schema-messages.js';
 import { DRIVER_FOR_PROTOCOL } from '../../../db/select-driver.js';
 import { databaseExists, databaseState, openIfCurrent } from '../../admin-database.js';
-import { commandConfig, flagSet } from '../../cli-config.js';
+import { commandConfig } from '../../cli-config.js';
 import type { CliIo } from '../../cli-io.js';
 import { ago, bar, formatBytes, remaining, table } from '../../format.js';
 import { describeNewDatabaseDriver, newDatabaseDriverFor } from '../../new-database-driver.js';
+import type { OptionsOf } from '../../command-spec.js';
+import type { spec } from './spec.js';
+
+/** The options `agentbus status` takes (its spec.ts). */
+export type StatusOptions = OptionsOf<typeof spec.options>;
 
 function formatReservations(reservations: readonly StatusReservation[], now: number): string[] {
   return table(
@@ -124,8 +129,8 @@ export function formatStatus(report: StatusReport, now: number): string {
   return `${lines.join('\n')}\n`;
 }
 
-export async function statusCommand(io: CliIo, flags: Record<string, unknown>): Promise<number> {
-  const config = commandConfig(io, flags);
+export async function statusCommand(io: CliIo, options: StatusOptions): Promise<number> {
+  const config = commandConfig(io, options);
   const { path, state } = databaseState(config);
   const now = io.clock.now();
   let report: StatusReport;
@@ -147,6 +152,6 @@ export async function statusCommand(io: CliIo, flags: Record<string, unknown>): 
       }
     }
   }
-  io.stdout.write(flagSet(flags, 'json') ? `${JSON.stringify(report, null, 2)}\n` : formatStatus(report, now));
+  io.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : formatStatus(report, now));
   return 0;
 }

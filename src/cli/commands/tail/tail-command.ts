@@ -11,11 +11,16 @@ import { isChannelName } from '../../../bus/names.js';
 import type { Database } from '../../../db/database.js';
 import { closestName } from '../../../did-you-mean.js';
 import { openBusDatabase } from '../../bus-database.js';
-import { commandConfig, flagSet } from '../../cli-config.js';
+import { commandConfig } from '../../cli-config.js';
 import { CliError } from '../../cli-error.js';
 import type { CliIo } from '../../cli-io.js';
 import { messageLines, paletteFor, threaded, type Palette } from '../../message-line.js';
 import { parseSince } from '../../since-flag.js';
+import type { OptionsOf } from '../../command-spec.js';
+import type { spec } from './spec.js';
+
+/** The options `agentbus tail` takes (its spec.ts). */
+export type TailOptions = OptionsOf<typeof spec.options>;
 
 /** Recent messages shown before following, when neither --lines nor --since is given. */
 export const TAIL_DEFAULT_LINES = 20;
@@ -36,15 +41,7 @@ export interface TailFilters {
   readonly to?: readonly string[];
 }
 
-/** A flag given once or several times, as a list. */
-export function listFlag(flags: Record<string, unknown>, name: string): string[] {
-  const value = flags[name];
-  if (value === undefined) return [];
-  return (Array.isArray(value) ? value : [value]).map(String);
-}
-
-function positiveInt(flag: string, value: unknown, max: number): number {
-  const text = String(value);
+function positiveInt(flag: string, text: string, max: number): number {
   if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > max) {
     throw new CliError('usage', `--${flag} must be a whole number from 1 to ${max}; got "${text}"`);
   }
@@ -103,7 +100,8 @@ function checkAddressees(db: Database, names: readonly string[]): void {
   }
 }
 
-interface TailOptions {
+/** What tail does, from its options. */
+interface TailPlan {
   readonly filters: TailFilters;
   /** How many recent messages to show first (all since --since when undefined and sinceMs is set). */
   readonly lines: number | undefined;
@@ -111,7 +109,7 @@ interface TailOptions {
   readonly json: boolean;
 }
 
-function readRecent(db: Database, options: TailOptions): { messages: Message[]; last: number } {
+function readRecent(db: Database, options: TailPlan): { messages: Message[]; last: number } {
   return db.read(() => {
     const last = db.get<{ seq: number | null }>('SELECT max(seq) AS seq FROM messages')?.seq ?? 0;
     const { sql, params } = filterClause(options.filters);
@@ -133,7 +131,7 @@ function readAfter(db: Database, filters: TailFilters, after: number): { message
   });
 }
 
-function write(io: CliIo, messages: readonly Message[], options: TailOptions, palette: Palette, threads: boolean): void {
+function write(io: CliIo, messages: readonly Message[], options: TailPlan, palette: Palette, threads: boolean): void {
   if (messages.length === 0) return;
   let out = '';
   if (options.json) for (const m of messages) out += `${JSON.stringify(m)}\n`;
@@ -145,21 +143,21 @@ function write(io: CliIo, messages: readonly Message[], options: TailOptions, pa
 }
 
 /** Runs `agentbus tail`; returns when `signal` aborts (Ctrl-C, stdout closed) or, with --once, after the recent messages. */
-export async function tailCommand(io: CliIo, args: readonly string[], flags: Record<string, unknown>, signal: AbortSignal): Promise<number> {
+export async function tailCommand(io: CliIo, args: readonly string[], flags: TailOptions, signal: AbortSignal): Promise<number> {
   const config = commandConfig(io, flags);
-  const channels = [...new Set([...args, ...listFlag(flags, 'channel')])];
-  const senders = [...new Set(listFlag(flags, 'sender'))];
-  const since = flags.since === undefined ? undefined : parseSince(String(flags.since), io.clock.now());
-  const to = [...new Set(listFlag(flags, 'to'))];
-  const direct = flagSet(flags, 'direct') || to.length > 0;
+  const channels = [...new Set([...args, ...flags.channel])];
+  const senders = [...new Set(flags.sender)];
+  const since = flags.since === undefined ? undefined : parseSince(flags.since, io.clock.now());
+  const to = [...new Set(flags.to)];
+  const direct = flags.direct || to.length > 0;
   if (direct && channels.length > 0) {
     throw new CliError('usage', `--direct and --to show direct messages, which are on no channel; drop "${channels[0]}" or the direct filter`);
   }
-  const options: TailOptions = {
+  const options: TailPlan = {
     filters: { channels, senders, direct, to, ...(since === undefined ? {} : { sinceMs: since }) },
     lines: flags.lines === undefined ? undefined : positiveInt('lines', flags.lines, TAIL_MAX_LINES),
-    follow: !flagSet(flags, 'once'),
-    json: flagSet(flags, 'json'),
+    follow: !flags.once,
+    json: flags.json,
   };
   const palette = paletteFor(io.isTty, io.env);
   const { db } = await openBusDatabase(config, io, { command: 'tail', writes: false });

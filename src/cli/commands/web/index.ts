@@ -2,12 +2,12 @@
 import { fileURLToPath } from 'node:url';
 import { commandRun } from '../../command-run.js';
 import { stopSignal } from '../../stop-signal.js';
-import { webCommand } from './web-command.js';
+import { webCommand, type WebOptions } from './web-command.js';
 
-export const run = commandRun(async (io, _args, flags) => {
+export const run = commandRun<WebOptions>(async (io, _args, options) => {
   const stop = stopSignal(io.stdout);
   try {
-    return await webCommand(io, flags, stop.signal, fileURLToPath(new URL('./web-console/', import.meta.url)));
+    return await webCommand(io, options, stop.signal, fileURLToPath(new URL('./web-console/', import.meta.url)));
   } finally {
     stop.dispose();
   }

@@ -14,11 +14,15 @@ import { commandConfig } from '../../cli-config.js';
 import { asCliError } from '../../bus-error-exit.js';
 import { CliError } from '../../cli-error.js';
 import type { CliIo } from '../../cli-io.js';
-import { humanName } from '../post/post-command.js';
+import { humanName } from '../../human-name.js';
+import type { OptionsOf } from '../../command-spec.js';
+import type { spec } from './spec.js';
 
-function portFlag(value: unknown): number {
-  if (value === undefined) return 0;
-  const text = String(value);
+/** The options `agentbus web` takes (its spec.ts). */
+export type WebOptions = OptionsOf<typeof spec.options>;
+
+function portFlag(text: string | undefined): number {
+  if (text === undefined) return 0;
   if (!/^\d{1,5}$/.test(text) || Number(text) > 65535) throw new CliError('usage', `--port must be a port number from 0 to 65535 (0: any free port); got "${text}"`);
   return Number(text);
 }
@@ -30,10 +34,10 @@ const COMMAND_ERRORS: CommandErrors = {
 };
 
 /** Runs `agentbus web` until `signal` aborts; `staticDir` holds the page's files. */
-export async function webCommand(io: CliIo, flags: Record<string, unknown>, signal: AbortSignal, staticDir: string): Promise<number> {
-  const config = commandConfig(io, flags);
-  const port = portFlag(flags.port);
-  const person = flags.as === undefined ? humanName(io) : String(flags.as);
+export async function webCommand(io: CliIo, options: WebOptions, signal: AbortSignal, staticDir: string): Promise<number> {
+  const config = commandConfig(io, options);
+  const port = portFlag(options.port);
+  const person = options.as ?? humanName(io);
   let opened: OpenedBus | undefined;
   // Looked for by the server until it exists; opened as every console command opens it.
   const openBus = async (): Promise<OpenedBus | undefined> => {
