@@ -21,6 +21,7 @@ import { withSetupLock } from '../../../db/setup-lock.js';
 import { databaseExists, databaseState } from '../../admin-database.js';
 import { commandConfig } from '../../cli-config.js';
 import { CliError } from '../../cli-error.js';
+import * as messages from './messages.js';
 import type { CliIo } from '../../cli-io.js';
 import { progressFor } from '../../progress.js';
 import { refuseWhileHeld } from '../../refuse-while-held.js';
@@ -36,7 +37,7 @@ const SETUP_WAIT_MS = 10_000;
 
 function targetProtocol(to: string | undefined): LockProtocol {
   if (to === undefined || !(PROTOCOLS as readonly string[]).includes(to)) {
-    throw new CliError('usage', `--to must be portable or posix (got ${to === undefined ? 'nothing' : JSON.stringify(to)}), e.g. agentbus convert --to portable`);
+    throw new CliError('usage', messages.badTarget(to));
   }
   return to as LockProtocol;
 }
@@ -52,19 +53,19 @@ export async function convertCommand(io: CliIo, options: ConvertOptions): Promis
   const to = targetProtocol(options.to);
   const config = commandConfig(io, options);
   const { path: given, state } = databaseState(config);
-  if (!databaseExists(state)) throw new CliError('failed', `nothing to convert: there is no database at ${given}`);
-  if (state.kind === 'foreign') throw new CliError('failed', `refusing to convert: ${state.reason}`);
-  if (state.kind !== 'agentbus') throw new CliError('failed', `nothing to convert: ${given} is empty`);
+  if (!databaseExists(state)) throw new CliError('failed', messages.noDatabase(given));
+  if (state.kind === 'foreign') throw new CliError('failed', messages.foreignFile(state.reason));
+  if (state.kind !== 'agentbus') throw new CliError('failed', messages.emptyFile(given));
   const from = state.protocol;
   if (from === to) {
-    io.stdout.write(`${given} already uses the ${to} lock protocol; nothing to do\n`);
+    io.stdout.write(`${messages.alreadyConverted(given, to)}\n`);
     return 0;
   }
   const path = realpathSync(given);
   const toName = DRIVER_FOR_PROTOCOL[to];
   const target = await loadDriver(toName);
   if (!target.ok) {
-    throw new CliError('failed', `converting to ${to} needs the ${toName} driver, which cannot run here: ${target.reason}; nothing changed`);
+    throw new CliError('failed', messages.targetDriverMissing(to, toName, target.reason));
   }
   // The old protocol's driver reads the file when it runs here (its locks are a
   // second guard); otherwise the target's, with nobody on the file.
@@ -84,7 +85,7 @@ export async function convertCommand(io: CliIo, options: ConvertOptions): Promis
       throw asCliError(error);
     }
 
-    progress.blockingStep(`verifying with the ${toName} driver ...`, bytes);
+    progress.blockingStep(messages.verifyingStep(toName), bytes);
     const reopened = await openDatabase({ dataDir: config.data_directory, driver: toName, now: () => io.clock.now() });
     let problems: string[];
     try {
@@ -92,13 +93,10 @@ export async function convertCommand(io: CliIo, options: ConvertOptions): Promis
     } finally {
       reopened.db.close();
     }
-    if (problems.length > 0) throw new CliError('failed', `${path} fails its integrity check after converting (${problems.slice(0, 3).join('; ')})`);
+    if (problems.length > 0) throw new CliError('failed', messages.failsIntegrity(path, problems));
     progress.done();
-    io.stdout.write(
-      `converted ${path} from the ${from} to the ${to} lock protocol (integrity ok); agentbus now opens it with the ${toName} driver` +
-        (config.driver !== 'auto' && config.driver !== toName ? `: ${changeDriverSetting(config.driverSource, 'auto')}` : '') +
-        '\n',
-    );
+    const setting = config.driver !== 'auto' && config.driver !== toName ? changeDriverSetting(config.driverSource, 'auto') : undefined;
+    io.stdout.write(`${messages.converted(path, from, to, toName, setting)}\n`);
     return 0;
   } finally {
     progress.done();

@@ -31,6 +31,7 @@ import { otherProtocol } from '../../../db/lock-protocol.js';
 import { commandConfig } from '../../cli-config.js';
 import { CliError } from '../../cli-error.js';
 import type { CliIo } from '../../cli-io.js';
+import * as messages from './messages.js';
 import { formatBytes } from '../../format.js';
 import { progressFor } from '../../progress.js';
 import { refuseWhileHeld } from '../../refuse-while-held.js';
@@ -49,7 +50,7 @@ async function readerFor(protocol: LockProtocol): Promise<Driver> {
   if (own.ok) return own.driver;
   const other = await loadDriver(DRIVER_FOR_PROTOCOL[otherProtocol(protocol)]);
   if (other.ok) return other.driver;
-  throw new CliError('failed', `no driver can run here to check the backup (${own.reason}; ${other.reason})`);
+  throw new CliError('failed', messages.noDriver(own.reason, other.reason));
 }
 
 /** Checks the copy; throws `failed` saying why it must not be restored. */
@@ -58,14 +59,14 @@ function checkCopy(copy: string, backup: string, reader: Driver): { schemaVersio
   try {
     const problems = integrityProblems(db);
     if (problems.length > 0) {
-      throw new CliError('failed', `${backup} fails its integrity check (${problems.slice(0, 3).join('; ')}); choose another backup; nothing changed`);
+      throw new CliError('failed', messages.failsIntegrity(backup, problems));
     }
     const applied = appliedMigrations(db);
     try {
       // Throws for a backup of a newer agentbus, or one whose migrations differ from ours.
       pendingMigrations(applied, loadMigrations(defaultMigrationsDir()));
     } catch (error) {
-      throw new CliError('failed', `${backup} cannot be restored here: ${(error as Error).message}; nothing changed`);
+      throw new CliError('failed', messages.cannotRestore(backup, (error as Error).message));
     }
     return { schemaVersion: applied.at(-1)?.version ?? 0 };
   } finally {
@@ -130,18 +131,18 @@ async function openRestored(io: CliIo, dataDir: string, protocol: LockProtocol, 
 
 export async function restoreCommand(io: CliIo, args: readonly string[], options: RestoreOptions): Promise<number> {
   const given = args[0];
-  if (given === undefined) throw new CliError('usage', 'restore needs the backup file, e.g. agentbus restore ~/.local/share/agentbus/backups/agentbus-<time>.db');
+  if (given === undefined) throw new CliError('usage', messages.NO_BACKUP_GIVEN);
   const config = commandConfig(io, options);
   const backup = resolve(io.cwd, given);
   const dataDir = prepareDataDir(config.data_directory);
   const path = databasePath(dataDir);
-  if (!existsSync(backup)) throw new CliError('failed', `there is no file ${backup}; \`ls ${join(dataDir, 'backups')}\` lists the backups agentbus made`);
-  if (existsSync(path) && realpathSync(backup) === realpathSync(path)) throw new CliError('usage', `${backup} is the database itself; name a backup file`);
+  if (!existsSync(backup)) throw new CliError('failed', messages.noSuchFile(backup, join(dataDir, 'backups')));
+  if (existsSync(path) && realpathSync(backup) === realpathSync(path)) throw new CliError('usage', messages.isTheDatabase(backup));
   const state = readFileState(backup);
-  if (state.kind === 'foreign') throw new CliError('failed', `refusing to restore: ${state.reason}`);
-  if (state.kind !== 'agentbus') throw new CliError('failed', `refusing to restore ${backup}: it is empty`);
+  if (state.kind === 'foreign') throw new CliError('failed', messages.foreignFile(state.reason));
+  if (state.kind !== 'agentbus') throw new CliError('failed', messages.emptyFile(backup));
   if (existsSync(`${backup}-wal`)) {
-    throw new CliError('failed', `${backup} has a ${backup}-wal beside it, so it may be a live database rather than a backup; make a backup of it with \`agentbus backup\` and restore that`);
+    throw new CliError('failed', messages.walBeside(backup));
   }
 
   const progress = progressFor(io);
@@ -160,11 +161,7 @@ export async function restoreCommand(io: CliIo, args: readonly string[], options
     const replaced = swapIn(io, path, dataDir, copy, aside);
     const opened = await openRestored(io, dataDir, state.protocol, schemaVersion, progress, bytes);
     progress.done();
-    io.stdout.write(
-      `restored ${backup} to ${path} (integrity ok, ${state.protocol} lock protocol${opened})` +
-        (replaced ? `; the database it replaced is kept as ${aside}` : '') +
-        '\n',
-    );
+    io.stdout.write(`${messages.restored(backup, path, state.protocol, opened, replaced ? aside : undefined)}\n`);
     return 0;
   } finally {
     progress.done();
