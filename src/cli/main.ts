@@ -1,8 +1,9 @@
 /**
- * The `agentbus` command line: sade commands, each in its own module, loaded
- * only when that command runs (a hook command such as `identity` must start
- * about as fast as a bare node). Errors become one line on stderr and an exit
- * code scripts can rely on.
+ * The `agentbus` command line: the registry of commands, each in its folder
+ * src/cli/commands/<name>/. Only the specs (usage, help, options) load on every
+ * start; a command's entry loads only when that command runs (a hook command
+ * such as `identity` must start about as fast as a bare node). Errors become
+ * one line on stderr and an exit code scripts can rely on.
  */
 import { homedir } from 'node:os';
 import sade from 'sade';
