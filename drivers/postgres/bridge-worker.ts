@@ -68,6 +68,10 @@ async function connected(): Promise<Client> {
         `the PostgreSQL server ${where} runs version ${row.version}, older than ${Math.floor(settings.minimumServerVersion / 10_000)}, the oldest agentbus supports: upgrade the server, or point database_url at a newer one`,
       );
     }
+    // A plan for each run's own values: a prepared statement's generic plan (which PostgreSQL
+    // switches to after five runs) can pick a seq range scan for a text search whose values make
+    // the GIN index the fast way, 200 ms against 20 (docs/performance.md, "The postgres driver").
+    await fresh.query('SET plan_cache_mode = force_custom_plan');
     serverVersion = row.version;
   } catch (error) {
     fresh.end().catch(() => undefined);

@@ -21,10 +21,10 @@ export const POSTGRES_DIALECT: Dialect = {
   applied_at BIGINT NOT NULL
 )`,
   // Relation sizes do not fall when rows are deleted (PostgreSQL reuses the space after VACUUM and
-  // rarely gives it back), so eviction measured by them would never reach its target. Until a
-  // trigger-kept total exists, the live envelopes' bytes, summed: exact and falling at once, but a
-  // scan of messages per send (docs/drivers.md, "PostgreSQL").
-  usedBytes: 'SELECT COALESCE(sum(bytes), 0)::int8 AS used FROM messages',
+  // rarely gives it back), so eviction measured by them would never reach its target. Instead the
+  // messages' bytes, summed: exact and falling at once, kept by triggers in one row
+  // (sql/postgres/0013_message_bytes_total.sql), so a send reads one row, not the whole table.
+  usedBytes: 'SELECT total AS used FROM message_bytes',
   // The identity's sequence (sql/postgres/0011_schema.sql). It is not transactional: a rolled-back
   // insert leaves a gap, as seqs may have anyway; commits stay in seq order under the writer lock.
   lastSeq: "SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS seq FROM messages_seq_seq",

@@ -99,6 +99,28 @@ function mergedEnvelope(live: LiveRevision, input: ParsedEdit): Envelope {
 }
 
 /**
+ * After an edit or a delete committed: a replay gives its rate-limit charge back; a write is
+ * logged, rings the bell (so tail and the web console see it at once, not at their poll) and
+ * starts an embedding pass.
+ */
+function afterCommit<R extends { revision: number }>(
+  ctx: BusContext,
+  outcome: { result: R; replayed: boolean },
+  refund: (() => void) | undefined,
+  what: string,
+  fields: Record<string, unknown>,
+): R {
+  if (outcome.replayed) {
+    refund?.();
+  } else {
+    ctx.log.debug(what, { ...fields, revision: outcome.result.revision });
+    ctx.announce?.();
+    triggerEmbeddingPass(ctx);
+  }
+  return outcome.result;
+}
+
+/**
  * Replaces a memory's live revision with a new one written by `as`.
  * Throws `validation`, `not_registered`, `not_found` (no live revision),
  * `conflict` (idempotency key reused for another payload), `rate_limited`,
@@ -127,14 +149,7 @@ export async function editMemory(ctx: BusContext, rawInput: unknown): Promise<Ed
     );
     ensureCapacity(ctx.db, ctx.config, ctx.clock.now(), bytes, { timer: () => ctx.clock.monotonic() });
     const outcome = ctx.db.transaction(() => writeEdit(ctx, input, key, fingerprint));
-    if (outcome.replayed) {
-      refund?.();
-    } else {
-      ctx.log.debug('memory edited', { sender, memory_id: input.memory_id, revision: outcome.result.revision });
-      ctx.announce?.();
-      triggerEmbeddingPass(ctx);
-    }
-    return outcome.result;
+    return afterCommit(ctx, outcome, refund, 'memory edited', { sender, memory_id: input.memory_id });
   } catch (error) {
     refund?.();
     throw error;
@@ -243,13 +258,7 @@ export async function deleteMemory(ctx: BusContext, rawInput: unknown): Promise<
       if (key !== undefined) storeReceipt(ctx, sender, key, fingerprint, result);
       return { result, replayed: false };
     });
-    if (outcome.replayed) {
-      refund?.();
-    } else {
-      ctx.log.debug('memory deleted', { sender, memory_id: input.memory_id, revision: outcome.result.revision });
-      triggerEmbeddingPass(ctx);
-    }
-    return outcome.result;
+    return afterCommit(ctx, outcome, refund, 'memory deleted', { sender, memory_id: input.memory_id });
   } catch (error) {
     refund?.();
     throw error;

@@ -15,7 +15,8 @@
  * every term's whole doclist), each range sized from the density of matches
  * in the ranges read so far. A query with a prefix term is the exception:
  * FTS5 expands the prefix over the whole index in every statement, so its
- * window is read in one, newest first with a LIMIT (newestMatches).
+ * window is read in one, newest first with a LIMIT (newestMatches). So is
+ * every query on PostgreSQL's tsvector, whose GIN index has no seq order.
  */
 import type { DriverCapabilities, SqlValue } from '../db/driver.js';
 import type { Ranked } from '../embeddings/ranking.js';
@@ -57,13 +58,29 @@ export interface TextWindow {
  * a prefix as `:*`, the phrases by `&`. Words are runs of letters and digits
  * (as search-query.ts reads them), so they never need quoting in a tsquery.
  */
-const TEXT_MATCH: Readonly<Record<DriverCapabilities['fullText'], { readonly from: string; readonly where: string; readonly count: string; readonly newestFirst: string; match(terms: readonly SearchTerm[]): string }>> = {
+interface TextEngine {
+  /** The FROM clause joining the index to `messages m`. */
+  readonly from: string;
+  /** The match over a seq range: parameters match, lo, hi. */
+  readonly where: string;
+  /** The count of matches in a seq range: parameters match, lo, hi. */
+  readonly count: string;
+  /** The ORDER BY that reads matches newest first. */
+  readonly newestFirst: string;
+  /** Whether walking seq ranges (matchesInRanges) beats one newest-first statement for terms without a prefix. */
+  readonly walksRanges: boolean;
+  /** The engine's query for `terms` (all must match). */
+  match(terms: readonly SearchTerm[]): string;
+}
+
+const TEXT_MATCH: Readonly<Record<DriverCapabilities['fullText'], TextEngine>> = {
   fts5: {
     from: 'messages_fts CROSS JOIN messages m ON m.seq = messages_fts.rowid',
     where: 'messages_fts MATCH ? AND messages_fts.rowid >= ? AND messages_fts.rowid < ?',
     count: 'SELECT count(*) AS n FROM messages_fts WHERE messages_fts MATCH ? AND rowid >= ? AND rowid < ?',
     // FTS5 walks its doclists in rowid order: ordering by the table's rowid lets it stop at LIMIT.
     newestFirst: 'messages_fts.rowid DESC',
+    walksRanges: true,
     match: (terms) => terms.map(termExpression).join(' '),
   },
   tsvector: {
@@ -71,6 +88,10 @@ const TEXT_MATCH: Readonly<Record<DriverCapabilities['fullText'], { readonly fro
     where: "m.content_tsv @@ to_tsquery('simple', ?) AND m.seq >= ? AND m.seq < ?",
     count: "SELECT count(*)::int AS n FROM messages m WHERE m.content_tsv @@ to_tsquery('simple', ?) AND m.seq >= ? AND m.seq < ?",
     newestFirst: 'm.seq DESC',
+    // A GIN index has no seq order to seek in: each range statement reads every match of the
+    // whole index again, so one statement newest first with a LIMIT is the cheaper way
+    // (text search at 100k messages p50 21 ms against 29, docs/performance.md).
+    walksRanges: false,
     match: (terms) =>
       terms
         .map((term) => {
@@ -90,7 +111,7 @@ export function newestBound(ctx: BusContext): number {
 export function textWindow(ctx: BusContext, terms: readonly SearchTerm[], f: FilterClause, bound: number, size = TEXT_WINDOW): TextWindow {
   const text = TEXT_MATCH[ctx.db.capabilities.fullText];
   const match = text.match(terms);
-  const found = terms.some((t) => t.prefix) ? newestMatches(ctx, match, f, bound, size) : matchesInRanges(ctx, match, f, bound, size);
+  const found = !text.walksRanges || terms.some((t) => t.prefix) ? newestMatches(ctx, match, f, bound, size) : matchesInRanges(ctx, match, f, bound, size);
   const window = found.slice(0, size);
   const patterns = termPatterns(terms);
   const scores = bm25Scores(window, patterns, termWeights(ctx, terms, bound));

@@ -48,6 +48,8 @@ export type DbErrorCode =
   | 'setup_timeout'
   /** Other processes have the file open, so an operation that needs it to itself (converting, restoring) refused. */
   | 'in_use'
+  /** The database a bus is copied into already holds one (convert --to postgres needs an empty database). */
+  | 'not_empty'
   /** A lock file names an owner this process cannot judge (an older agentbus, not visible here): refused rather than guessed. */
   | 'lock_owner_unknown'
   /** The database lives on a file system where the lock protocols do not hold (network, VM share, cluster). */

@@ -223,4 +223,15 @@ describe('delete_memory', () => {
     const other = await memory('another');
     expect(await code(() => deleteMemory(fx.ctx, { as: sam, memory_id: other, idempotency_key: 'del' }))).toBe('conflict');
   });
+
+  it('rings the bell once it has committed, as send and edit do, and not for a replay', async () => {
+    const id = await memory('to be deleted');
+    const rung: string[] = [];
+    const ctx = { ...fx.ctx, announce: () => rung.push(getLive(id)) };
+    const getLive = (memory_id: number): string => (fx.ctx.db.get<{ n: number }>('SELECT count(*) AS n FROM messages WHERE memory_id = ? AND tombstone = 0', [memory_id]) as { n: number }).n === 0 ? 'deleted' : 'live';
+    await editMemory(ctx, { as: sam, memory_id: id, content: 'edited' });
+    await deleteMemory(ctx, { as: sam, memory_id: id, idempotency_key: 'bell' });
+    await deleteMemory(ctx, { as: sam, memory_id: id, idempotency_key: 'bell' });
+    expect(rung).toEqual(['live', 'deleted']);
+  });
 });

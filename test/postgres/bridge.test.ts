@@ -11,7 +11,10 @@ import { Database } from '../../src/db/database.js';
 import { DbError } from '../../src/db/db-error.js';
 import { startCluster, type Cluster } from '../../scripts/pg-cluster.js';
 import { expectErrorSync } from '../support/expect-error.js';
-import { connectPg, freshDatabase } from './pg-test.js';
+import { Bridge } from '../../drivers/postgres/bridge.js';
+import { POSTGRES_CAPABILITIES } from '../../drivers/postgres/postgres-driver.js';
+import { PostgresConnection } from '../../drivers/postgres/postgres-connection.js';
+import { closeAfterTest, connectPg, freshDatabase } from './pg-test.js';
 
 describe('deadlines', () => {
   it('a server that stops answering fails the call as unavailable within the deadline, and the next call reconnects', async () => {
@@ -100,5 +103,19 @@ describe('outages of the server', () => {
     expect(db.all('SELECT n FROM cut')).toEqual([]);
     db.transaction(() => db.run('INSERT INTO cut (n) VALUES (?)', [3]));
     expect(db.all('SELECT n FROM cut')).toEqual([{ n: 3 }]);
+  });
+});
+
+describe('the oldest server agentbus runs on', () => {
+  // No server older than 14 is at hand, so the minimum is raised above this cluster's version: the
+  // real server, its real version query, the refusal path agentbus takes with an older one.
+  it('a server older than the minimum is refused at the first call, naming its version and the fix, and nothing runs', async () => {
+    const url = await freshDatabase();
+    const settings = { url, statementTimeoutMs: 5_000, lockTimeoutMs: 2_000, connectTimeoutMs: 5_000, minimumServerVersion: 990_000 };
+    const db = closeAfterTest(new Database(new PostgresConnection(new Bridge(settings, 'the test cluster'), 'the test cluster', POSTGRES_CAPABILITIES, 10_000)));
+    const error = expectErrorSync(() => db.exec('CREATE TABLE should_not_exist (x INTEGER)'), DbError, 'driver_unavailable');
+    expect(error.message).toMatch(/runs version \d+.*older than 99.*upgrade the server/);
+    const plain = new Database(await connectPg(url));
+    expect(plain.get("SELECT to_regclass('should_not_exist') IS NULL AS missing")).toEqual({ missing: 1 });
   });
 });

@@ -41,10 +41,13 @@ async function impostor(reply: string): Promise<string> {
 }
 
 describe('the schema', () => {
-  it('is at the same version on both engines: every SQLite migration has its PostgreSQL state', () => {
+  it('has every SQLite migration since the baseline as a PostgreSQL one of the same version, and is never behind', () => {
     const sqlite = loadMigrations(defaultMigrationsDir());
     const postgres = loadMigrations(postgresMigrationsDir());
-    expect(postgres.at(-1)?.version).toBe(sqlite.at(-1)?.version);
+    const pgVersions = new Set(postgres.map((m) => m.version));
+    const baseline = postgres[0]?.version ?? 0;
+    expect(sqlite.filter((m) => m.version > baseline && !pgVersions.has(m.version)).map((m) => m.name)).toEqual([]);
+    expect(postgres.at(-1)?.version ?? 0).toBeGreaterThanOrEqual(sqlite.at(-1)?.version ?? 0);
   });
 
   it('a new database gets the baseline and every later version, recorded in schema_migrations; the next open applies nothing', async () => {
@@ -72,6 +75,16 @@ describe('the schema', () => {
     expect(db.get('SELECT generation FROM memory_generation')).toEqual({ generation: 1 });
     db.run('UPDATE messages SET tombstone = 1 WHERE seq = ?', [seq as number]);
     expect(db.get("SELECT live FROM channel_message_counts WHERE channel = 'general'")).toEqual({ live: 1 });
+    // The capacity measure (0013): the summed bytes, through inserts, a bulk delete and an update.
+    const total = () => db.get<{ used: number }>('SELECT total AS used FROM message_bytes')?.used;
+    expect(total()).toBe(2);
+    db.run("INSERT INTO messages (channel, sender, context, created_at, type, content, bytes) SELECT 'general', 'a', 'c', 1, 'text', 'x', g FROM generate_series(10, 14) AS g");
+    expect(total()).toBe(2 + 60);
+    db.run('UPDATE messages SET bytes = 100 WHERE bytes = 14');
+    expect(total()).toBe(2 + 60 - 14 + 100);
+    db.run('DELETE FROM messages WHERE bytes >= 10');
+    expect(total()).toBe(2);
+    expect(total()).toBe(db.get<{ used: number }>('SELECT sum(bytes)::int8 AS used FROM messages')?.used);
     expect(db.get("SELECT count(*)::int AS n FROM messages WHERE content_tsv @@ to_tsquery('simple', 'memory')")).toEqual({ n: 1 });
     db.run("INSERT INTO sessions (sender, context, owner, heartbeat, registered_at, owner_process, clock_domain, heartbeat_mono) VALUES ('a', 'c', 'o1', 1, 1, 'p', 'd', 5)");
     db.run("UPDATE sessions SET owner = 'o2' WHERE sender = 'a'");

@@ -111,6 +111,44 @@ describe('agentbus web: rows change in place and agree with a reload', () => {
     await expect(messageLi(page, question.seq).locator('.replies .content').textContent()).resolves.toBe('see the notes');
   });
 
+  it('memory events that arrive while the memories listing is on its way are not lost: the page ends as a reload shows it', async () => {
+    const { agents, page, web } = await openConsole();
+    const store = async (content: string): Promise<{ memory_id: number; seq: number }> => (await agents.call('send', { as: 'Alice', channel: 'notes', content })) as { memory_id: number; seq: number };
+    const first = await store('the first memory, before the tab opens');
+    // The listing is read by the server at once and handed to the page only after the writes below
+    // (a slow network): its snapshot is older than the events the page gets meanwhile.
+    let snapshotTaken!: () => void;
+    const taken = new Promise<void>((resolve) => (snapshotTaken = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    await page.route('**/api/memories?*', async (route) => {
+      const response = await route.fetch();
+      snapshotTaken();
+      await released;
+      await route.fulfill({ response });
+    });
+    await page.locator('#tabs button[data-tab=memories]').click();
+    await taken;
+    const stored = [];
+    for (let i = 0; i < 4; i++) stored.push(await store(`memory ${i}, stored while the listing is held`));
+    await agents.call('edit_memory', { as: 'Bob', memory_id: first.memory_id, content: 'the first memory, edited' });
+    const deleted = (stored[0] as { memory_id: number }).memory_id;
+    await agents.call('delete_memory', { as: 'Bob', memory_id: deleted });
+    const last = await store('the last memory');
+    await messageLi(page, last.seq).waitFor({ state: 'attached' });
+    release();
+    await memoryLi(page, last.memory_id).waitFor();
+
+    const reloaded = await page.context().newPage();
+    await reloaded.goto(web.url);
+    await reloaded.locator('#connection', { hasText: 'live' }).waitFor();
+    await reloaded.locator('#tabs button[data-tab=memories]').click();
+    await memoryLi(reloaded, last.memory_id).waitFor();
+    expect(await shapeOf(page, '#memories')).toEqual(await shapeOf(reloaded, '#memories'));
+    const shown = await page.locator('#memories > li').evaluateAll((lis) => lis.map((li) => Number(li.getAttribute('data-memory-id'))));
+    expect(shown).toEqual([last.memory_id, first.memory_id, ...stored.slice(1).map((m) => m.memory_id).reverse()]);
+  });
+
   it('wraps 60 KB of one unbroken character inside its row: the page does not grow sideways', async () => {
     const { agents, page } = await openConsole();
     const long = 'x'.repeat(60 * 1024);

@@ -283,9 +283,15 @@ function memoryItem(m) {
   return entry;
 }
 
-/** Shows revision `m` in its memory's row (made when new), which moves to where a reload lists it (newest revision first). */
+/**
+ * Shows revision `m` in its memory's row (made when new), which moves to where a reload lists it
+ * (newest revision first). A revision older than the one shown changes nothing: a listing and the
+ * events replayed after it may bring an earlier revision after a later one.
+ */
 function showMemory(m) {
-  const entry = memories.get(m.memory_id) ?? memoryItem(m);
+  const shown = memories.get(m.memory_id);
+  if (shown && m.seq < shown.m.seq) return;
+  const entry = shown ?? memoryItem(m);
   if (entry.m.seq !== m.seq) {
     entry.m = m;
     entry.li.dataset.seq = m.seq;
@@ -365,13 +371,49 @@ async function toggleHistory(entry) {
   else entry.li.querySelector(':scope > .revisions').replaceChildren();
 }
 
+/**
+ * The memory events (revisions, tombstones) that arrived while each listing was on its way, in
+ * arrival order: the listing is a snapshot from some moment during the request, so events from
+ * before that moment are already in it and later ones are not. Replaying all of them after the
+ * listing converges on the newest state (showMemory ignores older revisions; a tombstone matches
+ * only the revision shown), where dropping them lost memories created meanwhile.
+ */
+const memoryLoads = new Set();
+
+/** Hands a memory event to every listing in flight (replayed after it), and tells whether one is. */
+function bufferedForLoads(event) {
+  for (const events of memoryLoads) events.push(event);
+  return memoryLoads.size > 0;
+}
+
 /** Brings the memories list to what the server lists now, in place (rows being edited stay). */
 async function loadMemories() {
-  const { memories: listed } = await api(`/api/memories?limit=${PAGE}`);
-  const ids = new Set(listed.map((m) => m.memory_id));
-  for (const entry of [...memories.values()]) if (!ids.has(entry.m.memory_id)) memoryDeleted(entry);
-  for (const m of listed) showMemory(m);
-  view.memoriesLoaded = true;
+  const arrived = [];
+  memoryLoads.add(arrived);
+  try {
+    const { memories: listed } = await api(`/api/memories?limit=${PAGE}`);
+    const ids = new Set(listed.map((m) => m.memory_id));
+    for (const entry of [...memories.values()]) if (!ids.has(entry.m.memory_id)) memoryDeleted(entry);
+    for (const m of listed) showMemory(m);
+    view.memoriesLoaded = true;
+    for (const event of arrived) applyMemoryEvent(event);
+    trimMemories();
+  } finally {
+    memoryLoads.delete(arrived);
+  }
+}
+
+/** One memory event: new messages (their memory revisions) or tombstoned seqs. */
+function applyMemoryEvent(event) {
+  if (event.messages) {
+    for (const m of event.messages) if (m.memory_id != null) showMemory(m);
+    return;
+  }
+  const gone = new Set(event.tombstoned);
+  for (const entry of [...memories.values()]) {
+    if (gone.has(entry.m.seq)) memoryDeleted(entry);
+    else if (entry.historyOpen) void showHistory(entry).catch(showError);
+  }
 }
 
 /** A page's worth at most, as a reload lists (rows being edited stay). */
@@ -394,8 +436,8 @@ function onMessages(messages) {
   keepingScroll(() => {
     for (const m of messages) showMessage(m);
   });
-  if (!view.memoriesLoaded) return;
-  for (const m of messages) if (m.memory_id != null) showMemory(m);
+  if (bufferedForLoads({ messages }) || !view.memoriesLoaded) return;
+  applyMemoryEvent({ messages });
   trimMemories();
 }
 
@@ -409,14 +451,11 @@ function onReadStates(changes) {
 }
 
 function onTombstoned(seqs) {
-  const gone = new Set(seqs);
   keepingScroll(() => {
     for (const seq of seqs) removeMessage(seq);
   });
-  for (const entry of [...memories.values()]) {
-    if (gone.has(entry.m.seq)) memoryDeleted(entry);
-    else if (entry.historyOpen) void showHistory(entry).catch(showError);
-  }
+  if (bufferedForLoads({ tombstoned: seqs })) return;
+  applyMemoryEvent({ tombstoned: seqs });
 }
 
 function connect() {
