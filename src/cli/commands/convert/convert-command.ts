@@ -1,6 +1,7 @@
 /**
  * `agentbus convert --to portable|posix`: moves a database to the other lock
- * protocol, offline. The two protocols must never meet on one file, so this
+ * protocol, offline (`--to postgres URL` copies it into PostgreSQL instead:
+ * to-postgres.ts). The two protocols must never meet on one file, so this
  * refuses while any process has it open (src/db/file-holders.ts: agentbus
  * connections by their registry entries on every platform, any process by
  * its open files through /proc or lsof, live wasm connections by the lock
@@ -22,6 +23,7 @@ import { databaseExists, databaseState } from '../../admin-database.js';
 import { commandConfig } from '../../cli-config.js';
 import { CliError } from '../../cli-error.js';
 import * as messages from './messages.js';
+import { convertToPostgres } from './to-postgres.js';
 import type { CliIo } from '../../cli-io.js';
 import { progressFor } from '../../progress.js';
 import { refuseWhileHeld } from '../../refuse-while-held.js';
@@ -49,8 +51,10 @@ function asCliError(error: unknown): unknown {
   return new CliError('failed', error.message);
 }
 
-export async function convertCommand(io: CliIo, options: ConvertOptions): Promise<number> {
+export async function convertCommand(io: CliIo, args: readonly string[], options: ConvertOptions): Promise<number> {
+  if (options.to === 'postgres') return convertToPostgres(io, args, options);
   const to = targetProtocol(options.to);
+  if (args.length > 0) throw new CliError('usage', messages.urlWithoutPostgres(to));
   const config = commandConfig(io, options);
   const { path: given, state } = databaseState(config);
   if (!databaseExists(state)) throw new CliError('failed', messages.noDatabase(given));

@@ -2,4 +2,4 @@
 import { commandRun } from '../../command-run.js';
 import { convertCommand, type ConvertOptions } from './convert-command.js';
 
-export const run = commandRun<ConvertOptions>((io, _args, options) => convertCommand(io, options));
+export const run = commandRun<ConvertOptions>((io, args, options) => convertCommand(io, args, options));
