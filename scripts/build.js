@@ -4,7 +4,7 @@
 //    child processes import modules from there);
 // 2. esbuild: bundles what runs into dist/bundle/, the code bin/agentbus.js starts
 //    and the package ships: agentbus.cjs (argument parsing, help, usage errors),
-//    one self-contained file per command (src/cli/entries/), which agentbus.cjs
+//    one self-contained file per command (src/cli/commands/<name>/index.ts), which agentbus.cjs
 //    requires only when that command runs, and sqlite-wasm.cjs (the SQLite wasm
 //    runtime, with sqlite3.wasm beside it), which only the wasm driver requires,
 //    and file-logger.cjs (the logger with tslog and rotating-file-stream), which a
@@ -31,15 +31,18 @@ if (!process.argv.includes('--skip-tsc')) {
 
 const esbuild = await import('esbuild');
 rmSync(out, { recursive: true, force: true });
-const commands = readdirSync(join(root, 'src', 'cli', 'entries')).filter((f) => f.endsWith('.ts')).map((f) => f.slice(0, -3));
+// Every folder of src/cli/commands/ is a command; its index.ts is the entry main.ts loads.
+const commands = readdirSync(join(root, 'src', 'cli', 'commands'), { withFileTypes: true })
+  .filter((e) => e.isDirectory() && existsSync(join(root, 'src', 'cli', 'commands', e.name, 'index.ts')))
+  .map((e) => e.name);
 const sqliteDir = dirname(require.resolve('@sqlite.org/sqlite-wasm/package.json'));
 
 /** main.ts's imports of command entries and the wasm driver's import of the runtime stay imports of sibling files. */
 const siblings = {
   name: 'agentbus-siblings',
   setup(build) {
-    build.onResolve({ filter: /^\.\/entries\/[a-z-]+\.js$/ }, (args) =>
-      args.importer.endsWith(join('src', 'cli', 'main.ts')) ? { path: `./${args.path.slice('./entries/'.length, -'.js'.length)}.cjs`, external: true } : undefined,
+    build.onResolve({ filter: /^\.\/commands\/[a-z-]+\/index\.js$/ }, (args) =>
+      args.importer.endsWith(join('src', 'cli', 'main.ts')) ? { path: `./${args.path.split('/')[2]}.cjs`, external: true } : undefined,
     );
     build.onResolve({ filter: /^@sqlite\.org\/sqlite-wasm$/ }, () => ({ path: './sqlite-wasm.cjs', external: true }));
     // The runtime's bundle exports its init function as module.exports, which is what an
@@ -118,7 +121,7 @@ const result = await esbuild.build({
   absWorkingDir: root,
   entryPoints: {
     agentbus: 'src/cli/main.ts',
-    ...Object.fromEntries(commands.map((c) => [c, `src/cli/entries/${c}.ts`])),
+    ...Object.fromEntries(commands.map((c) => [c, `src/cli/commands/${c}/index.ts`])),
     'sqlite-wasm': 'agentbus:sqlite-wasm',
     ...Object.fromEntries(Object.entries(ON_DEMAND).map(([source, name]) => [name, source])),
     ...WORKERS,

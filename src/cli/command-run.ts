@@ -1,5 +1,5 @@
 /**
- * What a command entry (src/cli/entries/) exports: the command, with its
+ * What a command entry (src/cli/commands/<name>/index.ts) exports: the command, with its
  * failure turned into one line on stderr and the exit code scripts rely on.
  * The mapping lives beside the command, not in main.ts, because the build
  * makes each entry a file of its own with its own copy of the error classes.
@@ -7,10 +7,11 @@
 import { CliError, EXIT_CODES } from './cli-error.js';
 import type { CliIo } from './cli-io.js';
 
-export type CommandAction = (io: CliIo, args: readonly string[], flags: Record<string, unknown>) => Promise<number | void> | number | void;
+/** The command itself: its I/O, positional arguments and typed options (`OptionsOf` its spec); returns its exit code, or nothing for 0. */
+export type CommandAction<O> = (io: CliIo, args: readonly string[], options: O) => Promise<number | void> | number | void;
 
 /** Runs the command; resolves to its exit code. */
-export type CommandRun = (io: CliIo, args: readonly string[], flags: Record<string, unknown>) => Promise<number>;
+export type CommandRun<O> = (io: CliIo, args: readonly string[], options: O) => Promise<number>;
 
 /** The exit code and line for an expected failure, or undefined for a defect (rethrown: a stack trace is what helps then). */
 async function failureOf(error: unknown): Promise<{ code: number; line: string } | undefined> {
@@ -27,10 +28,11 @@ async function failureOf(error: unknown): Promise<{ code: number; line: string }
   return line === undefined ? undefined : { code: EXIT_CODES.failed, line };
 }
 
-export function commandRun(action: CommandAction): CommandRun {
-  return async (io, args, flags) => {
+/** The entry's run: the action, with an expected failure turned into its line and exit code. */
+export function commandRun<O>(action: CommandAction<O>): CommandRun<O> {
+  return async (io, args, options) => {
     try {
-      return (await action(io, args, flags)) ?? 0;
+      return (await action(io, args, options)) ?? 0;
     } catch (error) {
       const failure = await failureOf(error);
       if (failure === undefined) throw error;

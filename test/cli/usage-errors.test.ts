@@ -79,7 +79,7 @@ describe('agentbus usage errors', () => {
     prepareCliDir(dir);
     const bareTo = await runCli(dir, ['convert', '--to']);
     expect(bareTo.code).toBe(2);
-    expect(bareTo.stderr.trim()).toBe('agentbus: --to needs a value: portable or posix, e.g. --to portable');
+    expect(bareTo.stderr.trim()).toBe('agentbus: --to needs a value: portable, posix or postgres, e.g. --to portable');
     const toThenFlag = await runCli(dir, ['convert', '--to', '--config', join(dir, 'config.json')]);
     expect(toThenFlag.code).toBe(2);
     expect(toThenFlag.stderr).toContain('--to needs a value');

@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { appendFileSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HOOK_LINE, HOOK_MARKER } from '../../src/cli/guard-install.js';
+import { HOOK_LINE, HOOK_MARKER } from '../../src/cli/commands/guard/guard-install.js';
 import { git, gitRepo, personEnv, writeFiles } from '../reservations/git-repo.js';
 import { fixturePath } from '../support/child-process.js';
 import { startMcp } from '../support/mcp-process.js';

@@ -222,7 +222,7 @@ describe('the first ten minutes', () => {
         [['-x'], /unknown option -x/],
         [['statsu'], /did you mean "status"\?/],
         [['status', 'extra-arg'], /unexpected argument "extra-arg"/],
-        [['convert', '--to'], /--to needs a value: portable or posix/],
+        [['convert', '--to'], /--to needs a value: portable, posix or postgres/],
       ];
       for (const [args, message] of usage) {
         const r = cliRun(machine, runtime, args);

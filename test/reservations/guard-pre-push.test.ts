@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PRE_PUSH_HOOK_LINE } from '../../src/cli/guard-install.js';
+import { PRE_PUSH_HOOK_LINE } from '../../src/cli/commands/guard/guard-install.js';
 import { runCli } from '../cli/cli-process.js';
 import { tempDir } from '../support/test-driver.js';
 import { git, gitRepo, personEnv, writeFiles } from './git-repo.js';

@@ -1,7 +1,7 @@
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HOOK_LINE, HOOK_MARKER } from '../../src/cli/guard-install.js';
+import { HOOK_LINE, HOOK_MARKER } from '../../src/cli/commands/guard/guard-install.js';
 import { runCli } from '../cli/cli-process.js';
 import { openTestDatabase, tempDir } from '../support/test-driver.js';
 import { stopCleanly } from './clean-exit.js';

@@ -4,8 +4,8 @@
  * check's status and message without casting.
  */
 import * as v from 'valibot';
-import type { Check } from '../../src/cli/doctor-check.js';
-import type { DoctorReport } from '../../src/cli/doctor-command.js';
+import type { Check } from '../../src/cli/commands/doctor/doctor-check.js';
+import type { DoctorReport } from '../../src/cli/commands/doctor/doctor-command.js';
 
 const CheckShape = v.object({
   name: v.string(),

@@ -1,5 +1,0 @@
-/** The `agentbus backup` entry, loaded by main.ts only when that command runs (the build makes it a file of its own). */
-import { backupCommand } from '../backup-command.js';
-import { commandRun } from '../command-run.js';
-
-export const run = commandRun((io, args, flags) => backupCommand(io, args, flags));

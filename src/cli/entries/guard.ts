@@ -1,9 +1,0 @@
-/**
- * The `agentbus guard` entry (the git pre-commit check, and --install),
- * loaded by main.ts only when that command runs (the build makes it a file of
- * its own). It runs on every commit: it loads no MCP server, no embeddings.
- */
-import { commandRun } from '../command-run.js';
-import { guardCommand } from '../guard-command.js';
-
-export const run = commandRun((io, _args, flags) => guardCommand(io, flags));

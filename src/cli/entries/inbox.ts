@@ -1,9 +1,0 @@
-/**
- * The `agentbus inbox` entry (a hook command: a bundle of its own that loads
- * neither the MCP server nor an SQLite engine). It maps no errors: the
- * command itself turns every failure into nothing on stdout and exit 0.
- */
-import type { CommandRun } from '../command-run.js';
-import { inboxCommand } from '../inbox-command.js';
-
-export const run: CommandRun = (io, _args, flags) => inboxCommand(io, flags);

@@ -1,5 +1,0 @@
-/** The `agentbus status` entry, loaded by main.ts only when that command runs (the build makes it a file of its own). */
-import { commandRun } from '../command-run.js';
-import { statusCommand } from '../status-command.js';
-
-export const run = commandRun((io, _args, flags) => statusCommand(io, flags));
