@@ -161,7 +161,9 @@ export async function tailCommand(io: CliIo, args: readonly string[], flags: Tai
   };
   const palette = paletteFor(io.isTty, io.env);
   const { db } = await openBusDatabase(config, io, { command: 'tail', writes: false });
-  const waiter = createChangeWaiter(config.data_directory, POLL_INTERVAL_MS, { everyDirect: true });
+  // A server engine's notifications wake tail as its bell files do for SQLite (commit-wake.ts).
+  const wakeSource = db.wakeSource;
+  const waiter = createChangeWaiter(config.data_directory, POLL_INTERVAL_MS, { everyDirect: true, ...(wakeSource === undefined ? {} : { wakeSource }) });
   try {
     checkChannels(db, channels);
     checkAddressees(db, options.filters.to ?? []);
