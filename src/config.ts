@@ -7,7 +7,7 @@
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import * as v from 'valibot';
-import { DRIVER_CHOICES, type DriverChoice, type DriverChoiceSource } from './db/select-driver.js';
+import { DRIVER_CHOICES, type DriverChoice, type DriverChoiceSource } from './db/open/select-driver.js';
 import { closestName } from './did-you-mean.js';
 
 export class ConfigError extends Error {

@@ -4,7 +4,7 @@
  * repeats it: a reply that arrives after its call gave up (the deadline
  * passed) is recognised and dropped.
  */
-import type { DbErrorCode } from '../../src/db/db-error.js';
+import type { DbErrorCode } from '../../src/db/contract/db-error.js';
 
 /** What the worker needs to connect; posted once as workerData. */
 export interface BridgeSettings {

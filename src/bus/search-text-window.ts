@@ -17,7 +17,7 @@
  * FTS5 expands the prefix over the whole index in every statement, so its
  * window is read in one, newest first with a LIMIT (newestMatches).
  */
-import type { DriverCapabilities, SqlValue } from '../db/driver.js';
+import type { DriverCapabilities, SqlValue } from '../db/contract/driver.js';
 import type { Ranked } from '../embeddings/ranking.js';
 import { byScoreThenNewer } from '../embeddings/ranking.js';
 import type { BusContext } from './bus-context.js';

@@ -21,7 +21,7 @@
  *   offsets are consistent as long as the memories do not change.
  */
 import * as v from 'valibot';
-import type { SqlValue } from '../db/driver.js';
+import type { SqlValue } from '../db/contract/driver.js';
 import { isEmbeddingError } from '../embeddings/embedding-error.js';
 import { createEmbeddingsClient, embeddingSettings, QUERY_TIMEOUT_MS } from '../embeddings/embeddings-client.js';
 import { storedDimensions } from '../embeddings/embedding-pass.js';

@@ -25,7 +25,7 @@
  */
 import type { BusContext } from '../bus/bus-context.js';
 import type { ChangeFeed } from '../bus/change-waiter.js';
-import { formatProcessIdentity, type ProcessIdentity } from '../db/process-identity.js';
+import { formatProcessIdentity, type ProcessIdentity } from '../db/processes/process-identity.js';
 import { removeOldHookStates } from '../harness/hook-state.js';
 import { inboxFileName, removeDeadInboxFiles } from '../harness/inbox-file.js';
 import type { ChannelNotification } from './channel-push.js';

@@ -3,8 +3,8 @@
  * block; errors as `isError` results carrying `{error: {code, message, retryable}}`.
  */
 import { BusError } from '../bus/bus-error.js';
-import { DbError } from '../db/db-error.js';
-import { storageError } from '../db/storage-error.js';
+import { DbError } from '../db/contract/db-error.js';
+import { storageError } from '../db/storage/storage-error.js';
 
 export interface ToolResult {
   [key: string]: unknown;

@@ -2,7 +2,7 @@
  * The one module under src/ that imports drivers/. Everything else reaches a
  * driver through the Driver contract it returns.
  */
-import type { DriverCapabilities, DriverLoadResult, DriverName, LockProtocol } from './driver.js';
+import type { DriverCapabilities, DriverLoadResult, DriverName, LockProtocol } from '../contract/driver.js';
 import { REINSTALL } from './open-messages.js';
 
 /** What a user may ask for: a driver by name, or `auto`. */
@@ -57,8 +57,8 @@ export function loadDriver(name: DriverName): Promise<DriverLoadResult> {
   if (result === undefined) {
     result =
       name === 'native'
-        ? import('../../drivers/native/native-driver.js').then((m) => m.loadNativeDriver())
-        : import('../../drivers/wasm/wasm-driver.js').then((m) => m.loadWasmDriver());
+        ? import('../../../drivers/native/native-driver.js').then((m) => m.loadNativeDriver())
+        : import('../../../drivers/wasm/wasm-driver.js').then((m) => m.loadWasmDriver());
     loaded.set(name, result);
   }
   return result;
@@ -72,7 +72,7 @@ let postgres: Promise<DriverLoadResult<DriverCapabilities>> | undefined;
  * user's process never loads it or the `pg` client.
  */
 export function loadPostgresDriver(): Promise<DriverLoadResult<DriverCapabilities>> {
-  postgres ??= import('../../drivers/postgres/postgres-driver.js').then(
+  postgres ??= import('../../../drivers/postgres/postgres-driver.js').then(
     (m) => m.loadPostgresDriver(),
     (error: unknown) => ({ ok: false, reason: `the postgres driver failed to load: ${(error as Error)?.message ?? String(error)}` }) as const,
   );
