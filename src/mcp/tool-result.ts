@@ -41,6 +41,11 @@ export function toBusError(error: unknown, dataDir?: string): { error: BusError;
   return { error: new BusError('internal', 'agentbus failed unexpectedly; the details are in the agentbus log', { retryable: true }), unexpected: true };
 }
 
+/**
+ * A storage failure as the model is told of it, or undefined when it is none
+ * of these. Long because it is a table, one case per DbError code with the
+ * sentence that says what to do; each case is a line or one BusError.
+ */
 function storageBusError(e: DbError, dataDir: string | undefined): { error: BusError; unexpected: boolean } | undefined {
   const where = dataDir === undefined ? '' : ` (${dataDir})`;
   switch (e.code) {

@@ -3,7 +3,6 @@
  * driver through the Driver contract it returns.
  */
 import type { DriverCapabilities, DriverLoadResult, DriverName, LockProtocol } from '../contract/driver.js';
-import { REINSTALL } from './open-messages.js';
 
 /** What a user may ask for: a driver by name, or `auto`. */
 export type DriverChoice = 'auto' | DriverName;
@@ -77,39 +76,4 @@ export function loadPostgresDriver(): Promise<DriverLoadResult<DriverCapabilitie
     (error: unknown) => ({ ok: false, reason: `the postgres driver failed to load: ${(error as Error)?.message ?? String(error)}` }) as const,
   );
   return postgres;
-}
-
-/** The driver a new database would get here, and why, for `status` and `doctor` before the first `agentbus mcp`. */
-export interface NewDatabaseDriver {
-  /** The driver `agentbus mcp` would create the database with; undefined when the choice cannot run here. */
-  readonly driver: DriverName | undefined;
-  /** The lock protocol the new file would record. */
-  readonly lockProtocol: LockProtocol | undefined;
-  /** Why, in words: the setting that decided, and what loaded. */
-  readonly why: string;
-}
-
-/** Decides as opening a new database does (open-database.ts), without opening anything. */
-export async function newDatabaseDriver(choice: DriverChoice, source: DriverChoiceSource): Promise<NewDatabaseDriver> {
-  const protocolOf = (name: DriverName): LockProtocol => (name === 'native' ? 'posix' : 'portable');
-  if (choice !== 'auto') {
-    const loaded = await loadDriver(choice);
-    if (loaded.ok) return { driver: choice, lockProtocol: protocolOf(choice), why: `${describeDriverSetting(choice, source)} asks for it` };
-    return {
-      driver: undefined,
-      lockProtocol: undefined,
-      why: `${describeDriverSetting(choice, source)} asks for the ${choice} driver, but ${loaded.reason}; ${changeDriverSetting(source, 'auto')}`,
-    };
-  }
-  const native = await loadDriver('native');
-  if (native.ok) {
-    return {
-      driver: 'native',
-      lockProtocol: 'posix',
-      why: `auto: node:sqlite runs on this Node (${process.version}); a Node 20 agentbus mcp converts the file to portable by itself when it finds no process holding it`,
-    };
-  }
-  const wasm = await loadDriver('wasm');
-  if (wasm.ok) return { driver: 'wasm', lockProtocol: 'portable', why: `auto: ${native.reason}` };
-  return { driver: undefined, lockProtocol: undefined, why: `no driver can run here (${native.reason}; ${wasm.reason}); ${REINSTALL}` };
 }
