@@ -31,7 +31,7 @@ const ONLY = flag('only', 'wake,ask,bystanders').split(',');
 const DRIVER = flag('driver', undefined);
 const bin = join(here, 'bin', 'agentbus.js');
 
-const { loadDriver } = await import('../dist/src/db/select-driver.js');
+const { loadDriver } = await import('../dist/src/db/open/select-driver.js');
 
 const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);

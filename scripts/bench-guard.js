@@ -25,8 +25,8 @@ const HOLDERS = 10;
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'bin', 'agentbus.js');
-const { loadDriver } = await import('../dist/src/db/select-driver.js');
-const { openDatabase } = await import('../dist/src/db/open-database.js');
+const { loadDriver } = await import('../dist/src/db/open/select-driver.js');
+const { openDatabase } = await import('../dist/src/db/open/open-database.js');
 const { findRepository } = await import('../dist/src/bus/reservations-repository.js');
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

@@ -17,7 +17,7 @@ const bin = fileURLToPath(new URL('../bin/agentbus.js', import.meta.url));
 const SENDS = Number(flag('sends', '2000'));
 const LATENCY = Number(flag('latency', '200'));
 
-const { loadDriver } = await import('../dist/src/db/select-driver.js');
+const { loadDriver } = await import('../dist/src/db/open/select-driver.js');
 
 async function start(dir, driver) {
   const transport = new StdioClientTransport({

@@ -54,7 +54,7 @@ async function timeInterleaved(fns) {
 /** In a child process: one SQLite driver, synchronous calls against awaited ones. */
 async function sqliteChild(driver) {
   const dataDir = mkdtempSync(join(tmpdir(), 'agentbus-contract-'));
-  const { openDatabase } = await import('../dist/src/db/open-database.js');
+  const { openDatabase } = await import('../dist/src/db/open/open-database.js');
   const { db } = await openDatabase({ dataDir, driver });
   db.exec('CREATE TABLE c (id INTEGER PRIMARY KEY, v TEXT NOT NULL, n INTEGER NOT NULL DEFAULT 0)');
   for (let i = 0; i < 100; i++) db.run('INSERT INTO c (v) VALUES (?)', ['seed ' + i]);
@@ -89,7 +89,7 @@ async function sqliteChild(driver) {
 }
 
 async function sqliteSection() {
-  const { loadDriver } = await import('../dist/src/db/select-driver.js');
+  const { loadDriver } = await import('../dist/src/db/open/select-driver.js');
   console.log('\nSQLite through agentbus Database, p50 per call (fresh process per driver):');
   console.log('driver | write tx sync | write tx awaited | x | 3 reads sync | 3 reads awaited | x');
   for (const driver of ['native', 'wasm']) {

@@ -40,7 +40,7 @@ const BYSTANDERS = Number(flag('bystanders', '50'));
 const MESSAGES = Number(flag('messages', '200'));
 const bin = (root) => join(root, 'bin', 'agentbus.js');
 
-const { loadDriver } = await import('../dist/src/db/select-driver.js');
+const { loadDriver } = await import('../dist/src/db/open/select-driver.js');
 
 const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);

@@ -28,7 +28,8 @@ async function loadBuild(root, label) {
   return {
     label,
     bin: new URL('bin/agentbus.js', root).pathname,
-    ...(await m('db/open-database.js')),
+    // src/db/ has folders since issue 25; a --compare checkout from before has the flat path.
+    ...(await m('db/open/open-database.js').catch(() => m('db/open-database.js'))),
     ...(await m('config.js')),
     register: (await m('bus/identity.js')).register,
     subscribe: (await m('bus/channels.js')).subscribe,

@@ -64,7 +64,7 @@ const TABLE_EVERY = Number(values['table-every'] ?? Math.max(1, Math.round(total
 // The servers run tsc's output, not the bundle, so that the probe sees the modules they use (soak-server.js).
 const server = fileURLToPath(new URL('./soak-server.js', import.meta.url));
 const probe = fileURLToPath(new URL('./soak-probe.js', import.meta.url));
-const { loadDriver } = await import('../dist/src/db/select-driver.js');
+const { loadDriver } = await import('../dist/src/db/open/select-driver.js');
 
 const MIB = 1024 * 1024;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

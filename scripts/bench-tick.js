@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { systemClock } from '../dist/src/clock.js';
 import { loadConfig } from '../dist/src/config.js';
-import { openDatabase } from '../dist/src/db/open-database.js';
+import { openDatabase } from '../dist/src/db/open/open-database.js';
 import { createMemoryLogger } from '../dist/src/log.js';
 import { createMaintenance } from '../dist/src/maintenance/tick.js';
 

@@ -28,8 +28,8 @@ const SAMPLES = Number(flag('samples', '40'));
 const CHROMIUM = '/usr/bin/chromium';
 if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get update && apt-get install -y --no-install-recommends chromium`);
 
-const { openDatabase } = await import('../dist/src/db/open-database.js');
-const { loadDriver } = await import('../dist/src/db/select-driver.js');
+const { openDatabase } = await import('../dist/src/db/open/open-database.js');
+const { loadDriver } = await import('../dist/src/db/open/select-driver.js');
 const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];

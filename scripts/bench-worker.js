@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 
 const [bench, driver, dataDir, nArg] = process.argv.slice(2);
 const t0 = performance.now();
-const { openDatabase } = await import('../dist/src/db/open-database.js');
+const { openDatabase } = await import('../dist/src/db/open/open-database.js');
 
 async function open() {
   return (await openDatabase({ dataDir, driver })).db;

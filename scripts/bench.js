@@ -16,7 +16,7 @@ const worker = join(here, 'bench-worker.js');
 const runs = Number(flag('runs', '5'));
 const only = flag('only', 'commits,reads,write4,start4,write4phase,open').split(',');
 
-const { loadDriver } = await import('../dist/src/db/select-driver.js');
+const { loadDriver } = await import('../dist/src/db/open/select-driver.js');
 const drivers = [];
 for (const name of ['native', 'wasm']) {
   const r = await loadDriver(name);

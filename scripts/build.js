@@ -100,7 +100,7 @@ const lazyBuiltins = {
 // user's process loads neither, and the command bundles stay as small as before.
 const ON_DEMAND = {
   'src/log.ts': 'file-logger',
-  'src/db/open-postgres.ts': 'postgres-open',
+  'src/db/open/open-postgres.ts': 'postgres-open',
   'drivers/postgres/postgres-driver.ts': 'postgres-driver',
 };
 /** Files a worker thread starts from, never imported: entries of their own. */

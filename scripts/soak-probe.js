@@ -58,7 +58,7 @@ if (driver === 'wasm') {
 }
 
 if (process.env.SOAK_PRAGMA_CACHED === '1') {
-  const { Database } = await import(new URL('src/db/database.js', dist).href);
+  const { Database } = await import(new URL('src/db/contract/database.js', dist).href);
   Database.prototype.pragma = function cachedPragma(text) {
     const row = this.get(`PRAGMA ${text}`);
     return row === undefined ? undefined : Object.values(row)[0];

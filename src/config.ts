@@ -7,7 +7,7 @@
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import * as v from 'valibot';
-import { DRIVER_CHOICES, type DriverChoice, type DriverChoiceSource } from './db/select-driver.js';
+import { DRIVER_CHOICES, type DriverChoice, type DriverChoiceSource } from './db/open/select-driver.js';
 import { closestName } from './did-you-mean.js';
 
 export class ConfigError extends Error {
@@ -188,19 +188,18 @@ function databaseSettings(
   };
 }
 
-/** Reads, validates and resolves the configuration. Throws ConfigError. */
-export function loadConfig(options: LoadConfigOptions): Config {
-  const { env, homeDir, cwd } = options;
-  const explicit = options.configPath ?? (env.AGENTBUS_CONFIG || undefined);
-  const configPath = explicit !== undefined ? resolvePath(explicit, cwd, homeDir) : join(homeDir, '.config', 'agentbus', 'config.json');
-  const source = `config ${configPath}`;
+/** One setting's problem, as ConfigError lists it. */
+type Problem = { key: string; message: string };
 
-  let raw: unknown = {};
-  let configFileFound = true;
+/**
+ * The configuration file's parsed JSON, or `{}` with found false when the
+ * default path has no file (an explicit path must exist). Throws ConfigError.
+ */
+function readConfigFile(configPath: string, explicit: string | undefined, source: string): { raw: unknown; found: boolean } {
   try {
     const text = readFileSync(configPath, 'utf8');
     try {
-      raw = JSON.parse(text);
+      return { raw: JSON.parse(text), found: true };
     } catch (error) {
       throw new ConfigError('config_unreadable', source, [
         { key: '', message: `is not valid JSON (${(error as Error).message}); fix the syntax` },
@@ -209,19 +208,19 @@ export function loadConfig(options: LoadConfigOptions): Config {
   } catch (error) {
     if (error instanceof ConfigError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' && explicit === undefined) {
-      configFileFound = false;
-    } else {
-      const how = explicit !== undefined ? 'given by --config or AGENTBUS_CONFIG' : 'at the default path';
-      throw new ConfigError('config_unreadable', source, [
-        { key: '', message: `cannot be read (${code}); it was ${how}: create it, fix its permissions, or point elsewhere` },
-      ]);
-    }
+    if (code === 'ENOENT' && explicit === undefined) return { raw: {}, found: false };
+    const how = explicit !== undefined ? 'given by --config or AGENTBUS_CONFIG' : 'at the default path';
+    throw new ConfigError('config_unreadable', source, [
+      { key: '', message: `cannot be read (${code}); it was ${how}: create it, fix its permissions, or point elsewhere` },
+    ]);
   }
+}
+
+/** The file's settings checked against the schema, defaults filled in. Throws ConfigError. */
+function parseConfigFile(raw: unknown, source: string): FileConfig {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ConfigError('config_invalid', source, [{ key: '', message: 'must be a JSON object of settings' }]);
   }
-
   const parsed = v.safeParse(ConfigFileSchema, raw);
   if (!parsed.success) {
     throw new ConfigError(
@@ -230,10 +229,12 @@ export function loadConfig(options: LoadConfigOptions): Config {
       parsed.issues.map((issue) => ({ key: keyOf(issue), message: unknownKeyMessage(issue) ?? picklistMessage(issue) ?? issue.message })),
     );
   }
-  const file = parsed.output;
-  const configDir = resolve(configPath, '..');
-  const problems: { key: string; message: string }[] = [];
+  return parsed.output;
+}
 
+/** The rules between settings the schema cannot state one setting at a time. */
+function crossSettingProblems(file: FileConfig): Problem[] {
+  const problems: Problem[] = [];
   if (file.receive_default_count > file.receive_max_count) {
     problems.push({
       key: 'receive_default_count',
@@ -249,31 +250,54 @@ export function loadConfig(options: LoadConfigOptions): Config {
       message: `(${file.send_kib_per_second}) must be at least max_message_kib (${file.max_message_kib}) so one largest message fits the byte burst`,
     });
   }
-  let keyFile: string | undefined;
-  if (file.embedding_api_key_file !== undefined) {
-    keyFile = resolvePath(file.embedding_api_key_file, configDir, homeDir);
-    try {
-      accessSync(keyFile, constants.R_OK);
-    } catch {
-      problems.push({ key: 'embedding_api_key_file', message: `${keyFile} is not a readable file; create it or fix the path` });
-    }
-  }
+  return problems;
+}
 
-  let driver: DriverChoice = file.driver;
-  let driverSource: DriverChoiceSource = (raw as Record<string, unknown>).driver === undefined ? { kind: 'default' } : { kind: 'file', path: configPath };
-  const envDriver = env.AGENTBUS_DRIVER;
-  if (envDriver !== undefined && envDriver !== '') {
-    if (!(DRIVER_CHOICES as readonly string[]).includes(envDriver)) {
-      const suggestion = closestName(envDriver, DRIVER_CHOICES);
-      problems.push({
-        key: 'AGENTBUS_DRIVER',
-        message: `"${envDriver}" names no driver; ${suggestion === undefined ? '' : `did you mean ${suggestion}? `}use one of ${DRIVER_CHOICES.join(', ')}`,
-      });
-    } else {
-      driver = envDriver as DriverChoice;
-      driverSource = { kind: 'env' };
-    }
+/** embedding_api_key_file as an absolute path; a problem when it cannot be read. */
+function embeddingKeyFile(file: FileConfig, configDir: string, homeDir: string, problems: Problem[]): string | undefined {
+  if (file.embedding_api_key_file === undefined) return undefined;
+  const keyFile = resolvePath(file.embedding_api_key_file, configDir, homeDir);
+  try {
+    accessSync(keyFile, constants.R_OK);
+  } catch {
+    problems.push({ key: 'embedding_api_key_file', message: `${keyFile} is not a readable file; create it or fix the path` });
   }
+  return keyFile;
+}
+
+/** The driver asked for, AGENTBUS_DRIVER over the file, and where the choice came from; a problem when the variable names no driver. */
+function driverChoice(
+  file: FileConfig,
+  raw: unknown,
+  configPath: string,
+  env: NodeJS.ProcessEnv,
+  problems: Problem[],
+): { driver: DriverChoice; driverSource: DriverChoiceSource } {
+  const fromFile: DriverChoiceSource = (raw as Record<string, unknown>).driver === undefined ? { kind: 'default' } : { kind: 'file', path: configPath };
+  const envDriver = env.AGENTBUS_DRIVER;
+  if (envDriver === undefined || envDriver === '') return { driver: file.driver, driverSource: fromFile };
+  if ((DRIVER_CHOICES as readonly string[]).includes(envDriver)) return { driver: envDriver as DriverChoice, driverSource: { kind: 'env' } };
+  const suggestion = closestName(envDriver, DRIVER_CHOICES);
+  problems.push({
+    key: 'AGENTBUS_DRIVER',
+    message: `"${envDriver}" names no driver; ${suggestion === undefined ? '' : `did you mean ${suggestion}? `}use one of ${DRIVER_CHOICES.join(', ')}`,
+  });
+  return { driver: file.driver, driverSource: fromFile };
+}
+
+/** Reads, validates and resolves the configuration. Throws ConfigError. */
+export function loadConfig(options: LoadConfigOptions): Config {
+  const { env, homeDir, cwd } = options;
+  const explicit = options.configPath ?? (env.AGENTBUS_CONFIG || undefined);
+  const configPath = explicit !== undefined ? resolvePath(explicit, cwd, homeDir) : join(homeDir, '.config', 'agentbus', 'config.json');
+  const source = `config ${configPath}`;
+
+  const { raw, found: configFileFound } = readConfigFile(configPath, explicit, source);
+  const file = parseConfigFile(raw, source);
+  const configDir = resolve(configPath, '..');
+  const problems = crossSettingProblems(file);
+  const keyFile = embeddingKeyFile(file, configDir, homeDir, problems);
+  const { driver, driverSource } = driverChoice(file, raw, configPath, env, problems);
   const database = databaseSettings(file, env, configDir, homeDir);
   if (problems.length > 0) throw new ConfigError('config_invalid', source, problems);
 

@@ -15,12 +15,12 @@ import type {
   RunResult,
   SqlValue,
   Statement,
-} from '../../src/db/driver.js';
-import { SQLITE_CAPABILITIES } from '../../src/db/driver.js';
-import { DbError, dbErrorCodeFromSqlite } from '../../src/db/db-error.js';
-import { runResult } from '../../src/db/run-result.js';
-import { isBlankSql, noStatement, scanParameters, secondStatement } from '../../src/db/sql-scan.js';
-import { checkValue, StatementParameters, unsafeIntegerError } from '../../src/db/statement-parameters.js';
+} from '../../src/db/contract/driver.js';
+import { SQLITE_CAPABILITIES } from '../../src/db/contract/driver.js';
+import { DbError, dbErrorCodeFromSqlite } from '../../src/db/contract/db-error.js';
+import { runResult } from '../../src/db/contract/run-result.js';
+import { isBlankSql, noStatement, scanParameters, secondStatement } from '../../src/db/contract/sql-scan.js';
+import { checkValue, StatementParameters, unsafeIntegerError } from '../../src/db/contract/statement-parameters.js';
 
 type SqliteModule = typeof import('node:sqlite');
 

@@ -5,7 +5,7 @@
  * passed) is recognised and dropped.
  */
 import type { MessagePort } from 'node:worker_threads';
-import type { DbErrorCode } from '../../src/db/db-error.js';
+import type { DbErrorCode } from '../../src/db/contract/db-error.js';
 
 /** What the worker needs to connect; posted once as workerData. */
 export interface BridgeSettings {

@@ -9,7 +9,7 @@
  */
 import { type MessagePort, workerData } from 'node:worker_threads';
 import pg, { type Client } from 'pg';
-import { unsafeIntegerError } from '../../src/db/statement-parameters.js';
+import { unsafeIntegerError } from '../../src/db/contract/statement-parameters.js';
 import type { BridgeFailure, BridgeReply, BridgeRequest, BridgeSettings } from './bridge-protocol.js';
 import { startListener, type Listener } from './bridge-listener.js';
 import { pgFailure } from './pg-errors.js';

@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
-import { DbError } from '../../src/db/db-error.js';
+import { DbError } from '../../src/db/contract/db-error.js';
 import type { BridgeReply, BridgeRequest, BridgeSettings } from './bridge-protocol.js';
 
 /**

@@ -8,7 +8,7 @@
  * takes the next index, `?NNN` takes NNN, a name the index of its first
  * use), so the binding rules of StatementParameters apply unchanged.
  */
-import { noStatement, secondStatement, isBlankSql } from '../../src/db/sql-scan.js';
+import { noStatement, secondStatement, isBlankSql } from '../../src/db/contract/sql-scan.js';
 
 export interface PgText {
   /** The text with every parameter written `$index`, cut after the first statement. */

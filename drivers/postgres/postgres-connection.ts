@@ -1,6 +1,6 @@
 /**
  * The Connection and Statement of the postgres driver: the synchronous
- * contract of src/db/driver.ts over the bridge. Parameters are checked by
+ * contract of src/db/contract/driver.ts over the bridge. Parameters are checked by
  * the same StatementParameters as the SQLite drivers; values are bound as
  * the contract says (a bigint as its decimal text, a Uint8Array as bytea,
  * NaN as NULL) and PostgreSQL infers each parameter's type from where it
@@ -9,9 +9,9 @@
  * server parses on first use); and there is no rowid, so
  * `lastInsertRowid` throws `sql` (use RETURNING).
  */
-import { DbError } from '../../src/db/db-error.js';
-import { WAKE_CHANNEL, type BindParams, type Connection, type DriverCapabilities, type Row, type RunResult, type SqlValue, type Statement, type WakeSource } from '../../src/db/driver.js';
-import { checkValue, StatementParameters } from '../../src/db/statement-parameters.js';
+import { DbError } from '../../src/db/contract/db-error.js';
+import { WAKE_CHANNEL, type BindParams, type Connection, type DriverCapabilities, type Row, type RunResult, type SqlValue, type Statement, type WakeSource } from '../../src/db/contract/driver.js';
+import { checkValue, StatementParameters } from '../../src/db/contract/statement-parameters.js';
 import type { Bridge, BridgeCall } from './bridge.js';
 import type { BridgeReply } from './bridge-protocol.js';
 import { parameterCount, translateOne, type PgText } from './pg-sql-text.js';

@@ -1,5 +1,5 @@
-/** PostgreSQL's spelling of what differs between engines (src/db/dialect.ts). */
-import type { Dialect } from '../../src/db/dialect.js';
+/** PostgreSQL's spelling of what differs between engines (src/db/contract/dialect.ts). */
+import type { Dialect } from '../../src/db/contract/dialect.js';
 
 /**
  * The key of the bus's writer lock (pg_advisory_xact_lock): one writer at a

@@ -6,8 +6,8 @@
  * users never load any of it. open() takes the URL, password included,
  * instead of a path; the connection's `path` is the URL without it.
  */
-import { DbError } from '../../src/db/db-error.js';
-import type { Connection, Driver, DriverCapabilities, DriverLoadResult, OpenOptions } from '../../src/db/driver.js';
+import { DbError } from '../../src/db/contract/db-error.js';
+import type { Connection, Driver, DriverCapabilities, DriverLoadResult, OpenOptions } from '../../src/db/contract/driver.js';
 import { Bridge } from './bridge.js';
 import { POSTGRES_DIALECT } from './postgres-dialect.js';
 import { PostgresConnection } from './postgres-connection.js';

@@ -17,11 +17,11 @@
  */
 import { mkdirSync, openSync, closeSync, readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { judgeLockOwner } from '../../src/db/lock-owner-verdict.js';
-import { currentStampMs, LEASE_EXPIRY_MS, LeaseWatch, type LeaseStamp } from '../../src/db/owner-lease.js';
-import { adminMarkerDir, formatAdminMarker, parseAdminMarker, type LockOwner } from '../../src/db/portable-lock-files.js';
-import { clockIsBoots } from '../../src/db/process-identity.js';
-import { sleepSync } from '../../src/db/sleep-sync.js';
+import { judgeLockOwner } from '../../src/db/lock-records/lock-owner-verdict.js';
+import { currentStampMs, LEASE_EXPIRY_MS, LeaseWatch, type LeaseStamp } from '../../src/db/lock-records/owner-lease.js';
+import { adminMarkerDir, formatAdminMarker, parseAdminMarker, type LockOwner } from '../../src/db/lock-records/portable-lock-files.js';
+import { clockIsBoots } from '../../src/db/processes/process-identity.js';
+import { sleepSync } from '../../src/db/contract/sleep-sync.js';
 import { isThisProcess, liveness } from './owner-liveness.js';
 import { count } from './vfs-stats.js';
 

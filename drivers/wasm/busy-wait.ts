@@ -9,7 +9,7 @@
  * early nor makes it run past its timeout). Waiting also renews this
  * process's leases.
  */
-import { sleepSync } from '../../src/db/sleep-sync.js';
+import { sleepSync } from '../../src/db/contract/sleep-sync.js';
 import { settleReleases, type Refusal } from './lock-table.js';
 import { liveness } from './owner-liveness.js';
 import { count } from './vfs-stats.js';

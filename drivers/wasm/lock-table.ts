@@ -23,9 +23,9 @@
  * revoked), so a live owner's locks are never taken from it.
  */
 import { closeSync, constants as fsc, fstatSync, openSync, readFileSync, readSync, rmdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
-import { DbError } from '../../src/db/db-error.js';
-import { judgeLockOwner, type OwnerVerdict } from '../../src/db/lock-owner-verdict.js';
-import { currentStampMs, LeaseWatch, leaseReadableAtOnce } from '../../src/db/owner-lease.js';
+import { DbError } from '../../src/db/contract/db-error.js';
+import { judgeLockOwner, type OwnerVerdict } from '../../src/db/lock-records/lock-owner-verdict.js';
+import { currentStampMs, LeaseWatch, leaseReadableAtOnce } from '../../src/db/lock-records/owner-lease.js';
 import {
   adminMarkerDir,
   formatOwner,
@@ -39,8 +39,8 @@ import {
   writeRecordHead,
   type LockOwner,
   type RecordHead,
-} from '../../src/db/portable-lock-files.js';
-import { clockIsBoots } from '../../src/db/process-identity.js';
+} from '../../src/db/lock-records/portable-lock-files.js';
+import { clockIsBoots } from '../../src/db/processes/process-identity.js';
 import { withAdminLock } from './admin-lock.js';
 import { ALIVE_CACHE_MS, isThisProcess, liveness, type KeptLease } from './owner-liveness.js';
 import { count } from './vfs-stats.js';

@@ -2,7 +2,7 @@
  * Liveness in the `portable` protocol, both sides of it.
  *
  * As an observer: an owner is a process (pid + start time + realm) plus a
- * connection number inside it, judged by src/db/lock-owner-verdict.ts. Asking
+ * connection number inside it, judged by src/db/lock-records/lock-owner-verdict.ts. Asking
  * /proc costs microseconds, so the pid answer is cached: "dead" forever (an
  * identity never comes back, the start time makes it unique), "alive" only
  * briefly, because a live owner may die at any moment and whoever waits on it
@@ -18,9 +18,9 @@
  * SQLITE_IOERR and writes nothing more, since others may already have acted
  * on its locks. The hot path pays one clock read per file-layer call.
  */
-import type { LockOwner } from '../../src/db/portable-lock-files.js';
-import { LEASE_RENEW_MS } from '../../src/db/owner-lease.js';
-import { currentProcess, judgeProcess, type Liveness, type ProcessIdentity } from '../../src/db/process-identity.js';
+import type { LockOwner } from '../../src/db/lock-records/portable-lock-files.js';
+import { LEASE_RENEW_MS } from '../../src/db/lock-records/owner-lease.js';
+import { currentProcess, judgeProcess, type Liveness, type ProcessIdentity } from '../../src/db/processes/process-identity.js';
 import { count } from './vfs-stats.js';
 
 /** How long a positive liveness answer is trusted before /proc is read again. */

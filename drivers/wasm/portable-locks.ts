@@ -11,7 +11,7 @@
  * never both win. In WAL mode a connection holds SHARED for its whole life and
  * only the last closer (or a journal-mode switch) reaches EXCLUSIVE.
  */
-import { REC } from '../../src/db/portable-lock-files.js';
+import { REC } from '../../src/db/lock-records/portable-lock-files.js';
 import type { LockRecord, Refusal } from './lock-table.js';
 import { SQLITE_OK } from './sqlite-codes.js';
 

@@ -40,10 +40,10 @@
  */
 import { closeSync, constants as fsc, fstatSync, ftruncateSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { withAdminLock } from './admin-lock.js';
-import { REC } from '../../src/db/portable-lock-files.js';
+import { REC } from '../../src/db/lock-records/portable-lock-files.js';
 import { LockRecord, sameFileProblem, type Refusal } from './lock-table.js';
 import { count } from './vfs-stats.js';
-import { sleepSync } from '../../src/db/sleep-sync.js';
+import { sleepSync } from '../../src/db/contract/sleep-sync.js';
 import { DIFF_BLOCK_BYTES, type WordDiff } from './word-diff.js';
 
 /** The wasm heap access the index needs. */

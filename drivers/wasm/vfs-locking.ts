@@ -6,7 +6,7 @@
  * answers SQLITE_BUSY and leaves its refusal with the layer for the busy
  * wait (busy-wait.ts).
  */
-import { sleepSync } from '../../src/db/sleep-sync.js';
+import { sleepSync } from '../../src/db/contract/sleep-sync.js';
 import { settleReleases } from './lock-table.js';
 import { liveness } from './owner-liveness.js';
 import { ShmIndex, type WasmHeap } from './shm-index.js';

@@ -1,6 +1,6 @@
 /**
  * Connection and Statement of the wasm driver, on SQLite's raw C API, to the
- * letter of src/db/driver.ts: plain row objects, integers as JS numbers,
+ * letter of src/db/contract/driver.ts: plain row objects, integers as JS numbers,
  * `{name: 1}` binding `:name`, and exec/run stepping every statement until
  * SQLITE_DONE (oo1's exec steps a statement without result columns only
  * once, so `PRAGMA incremental_vacuum` would free a single page).
@@ -16,11 +16,11 @@ import type {
   RunResult,
   SqlValue,
   Statement,
-} from '../../src/db/driver.js';
-import { DbError, dbErrorCodeFromSqlite } from '../../src/db/db-error.js';
-import { runResult } from '../../src/db/run-result.js';
-import { isBlankSql, noStatement, scanParameters, secondStatement } from '../../src/db/sql-scan.js';
-import { checkValue, StatementParameters, unsafeIntegerError } from '../../src/db/statement-parameters.js';
+} from '../../src/db/contract/driver.js';
+import { DbError, dbErrorCodeFromSqlite } from '../../src/db/contract/db-error.js';
+import { runResult } from '../../src/db/contract/run-result.js';
+import { isBlankSql, noStatement, scanParameters, secondStatement } from '../../src/db/contract/sql-scan.js';
+import { checkValue, StatementParameters, unsafeIntegerError } from '../../src/db/contract/statement-parameters.js';
 import { settleReleases } from './lock-table.js';
 import { VFS_NAME, type NodeFsVfs } from './node-fs-vfs.js';
 import { BusyWaiter } from './busy-wait.js';
@@ -32,7 +32,7 @@ import {
   SQLITE_OPEN_READWRITE as OPEN_READWRITE,
   SQLITE_ROW,
 } from './sqlite-codes.js';
-import { WAL_SIZE_LIMIT_BYTES as WAL_TRUNCATE_BYTES } from '../../src/db/wal-size-limit.js';
+import { WAL_SIZE_LIMIT_BYTES as WAL_TRUNCATE_BYTES } from '../../src/db/contract/wal-size-limit.js';
 import { readCString } from './c-string.js';
 import type { Sqlite3, SqliteExports, SqliteWasm } from './sqlite-runtime.js';
 

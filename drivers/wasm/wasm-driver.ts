@@ -4,9 +4,9 @@
  * cross-process WAL index. It runs wherever Node >= 20 runs. It must never
  * share a database file with the native driver: see docs/drivers.md.
  */
-import type { SqliteCapabilities, DriverLoadResult, Driver, Connection, OpenOptions } from '../../src/db/driver.js';
-import { SQLITE_CAPABILITIES } from '../../src/db/driver.js';
-import { DbError } from '../../src/db/db-error.js';
+import type { SqliteCapabilities, DriverLoadResult, Driver, Connection, OpenOptions } from '../../src/db/contract/driver.js';
+import { SQLITE_CAPABILITIES } from '../../src/db/contract/driver.js';
+import { DbError } from '../../src/db/contract/db-error.js';
 import { loadSqlite3, type Sqlite3 } from './sqlite-runtime.js';
 import type { NodeFsVfs } from './node-fs-vfs.js';
 import { installNodeFsVfs } from './vfs-install.js';

@@ -4,8 +4,8 @@
  */
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import type { Database } from '../db/database.js';
-import type { ProcessIdentity } from '../db/process-identity.js';
+import type { Database } from '../db/contract/database.js';
+import type { ProcessIdentity } from '../db/processes/process-identity.js';
 import type { Logger } from '../log.js';
 import type { RateLimiter } from './rate-limiter.js';
 

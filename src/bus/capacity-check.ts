@@ -4,7 +4,7 @@
  * write is refused as a tool error that says what to change.
  */
 import type { Config } from '../config.js';
-import type { Database } from '../db/database.js';
+import type { Database } from '../db/contract/database.js';
 import { makeRoom, type EnsureCapacityOptions } from '../maintenance/capacity.js';
 import { BusError } from './bus-error.js';
 

@@ -37,7 +37,7 @@
 import { createHash } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, utimesSync, watch, type FSWatcher } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { WakeSource } from '../db/driver.js';
+import type { WakeSource } from '../db/contract/driver.js';
 
 /** receive's poll interval, the floor under every wake-up (docs/architecture.md, "Behaviour, briefly"): the longest a waiter sleeps without looking. */
 export const POLL_INTERVAL_MS = 250;

@@ -8,8 +8,8 @@
  * never before (nor at all after a rollback), to every listener on the
  * database, on any machine; the bell files are not touched.
  */
-import type { Database } from '../db/database.js';
-import { WAKE_CHANNEL } from '../db/driver.js';
+import type { Database } from '../db/contract/database.js';
+import { WAKE_CHANNEL } from '../db/contract/driver.js';
 import type { BusContext } from './bus-context.js';
 import { bellKeys } from './change-waiter.js';
 

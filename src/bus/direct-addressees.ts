@@ -15,7 +15,7 @@ import { BusError } from './bus-error.js';
 import { checkDisplayName, DisplayNameField } from './names.js';
 import { invalid } from './validate.js';
 
-export { DIRECT_CHANNEL } from '../db/direct-channel.js';
+export { DIRECT_CHANNEL } from '../db/open/direct-channel.js';
 
 /** The most addressees one direct message may have. */
 export const MAX_ADDRESSEES = 16;

@@ -5,7 +5,7 @@
  * receive can take some of an addressee's messages (the replies an
  * ask-and-wait is for) and leave the others as they were.
  */
-import type { Database } from '../db/database.js';
+import type { Database } from '../db/contract/database.js';
 import { DIRECT_CHANNEL } from './direct-addressees.js';
 import { MESSAGE_COLUMNS, type MessageRow } from './message-row.js';
 

@@ -4,7 +4,7 @@
  * reading 100,000 seqs from the index cost more than ranking them. Filtered
  * searches and files from before 0011 read the list every time.
  */
-import type { Database } from '../db/database.js';
+import type { Database } from '../db/contract/database.js';
 import type { BusContext } from './bus-context.js';
 import type { FilterClause } from './search-text-window.js';
 

@@ -5,7 +5,7 @@
  * length of one operation and released afterwards, so it is free again at once.
  */
 import { randomUUID } from 'node:crypto';
-import { currentProcess } from '../db/process-identity.js';
+import { currentProcess } from '../db/processes/process-identity.js';
 import type { BusContext } from './bus-context.js';
 import { register, releaseSessions } from './identity.js';
 

@@ -23,7 +23,7 @@
  * the new reservation names whom it was taken from.
  */
 import { monotonicScope } from '../clock.js';
-import type { Database } from '../db/database.js';
+import type { Database } from '../db/contract/database.js';
 import type { Notice } from './notice.js';
 import type { LiveView } from '../liveness/reservations-live.js';
 import { isoTime } from './time.js';

@@ -18,7 +18,7 @@
  * window is read in one, newest first with a LIMIT (newestMatches). So is
  * every query on PostgreSQL's tsvector, whose GIN index has no seq order.
  */
-import type { DriverCapabilities, SqlValue } from '../db/driver.js';
+import type { DriverCapabilities, SqlValue } from '../db/contract/driver.js';
 import type { Ranked } from '../embeddings/ranking.js';
 import { byScoreThenNewer } from '../embeddings/ranking.js';
 import type { BusContext } from './bus-context.js';

@@ -21,7 +21,7 @@
  *   offsets are consistent as long as the memories do not change.
  */
 import * as v from 'valibot';
-import type { SqlValue } from '../db/driver.js';
+import type { SqlValue } from '../db/contract/driver.js';
 import { isEmbeddingError } from '../embeddings/embedding-error.js';
 import { createEmbeddingsClient, embeddingSettings, QUERY_TIMEOUT_MS } from '../embeddings/embeddings-client.js';
 import { storedDimensions } from '../embeddings/embedding-pass.js';
@@ -209,15 +209,8 @@ export async function runSearch(ctx: BusContext, input: SearchQuery, check: () =
     const wanted = input.count + 1;
     const clause = filterSql(ctx, filters, filters.thread === undefined ? undefined : threadMembers(ctx, filters.thread));
     const terms = match === undefined ? [] : searchTerms(input.query);
-    let page: Positioned[];
-    if (mode === 'text') {
-      page = textPage(ctx, terms, clause, position, wanted);
-    } else {
-      const bound = position.bound ?? (mode === 'both' ? newestBound(ctx) : undefined);
-      const semantic = semanticRanking(ctx, queryVector as Float32Array, model, clause, position.offset + wanted);
-      const ranking = mode === 'semantic' ? semantic : reciprocalRankFusion([textWindow(ctx, terms, clause, bound as number).ranked, semantic]);
-      page = ranking.slice(position.offset, position.offset + wanted).map((ranked, i) => ({ ranked, at: { offset: position.offset + i, bound } }));
-    }
+    const page =
+      mode === 'text' ? textPage(ctx, terms, clause, position, wanted) : rankedPage(ctx, mode, terms, clause, position, wanted, queryVector as Float32Array, model);
     const hits = loadHits(ctx, page.slice(0, input.count).map((p) => p.ranked));
     const fitted = fitToCeiling(hits, ctx.config.result_default_kib * 1024);
     const next = page[fitted.messages.length];
@@ -229,6 +222,23 @@ export async function runSearch(ctx: BusContext, input: SearchQuery, check: () =
       notices,
     };
   });
+}
+
+/** The page of a semantic or combined search: the semantic ranking, fused with the text window when both. */
+function rankedPage(
+  ctx: BusContext,
+  mode: 'semantic' | 'both',
+  terms: ReturnType<typeof searchTerms>,
+  clause: ReturnType<typeof filterSql>,
+  position: SearchPosition,
+  wanted: number,
+  queryVector: Float32Array,
+  model: string,
+): Positioned[] {
+  const bound = position.bound ?? (mode === 'both' ? newestBound(ctx) : undefined);
+  const semantic = semanticRanking(ctx, queryVector, model, clause, position.offset + wanted);
+  const ranking = mode === 'semantic' ? semantic : reciprocalRankFusion([textWindow(ctx, terms, clause, bound as number).ranked, semantic]);
+  return ranking.slice(position.offset, position.offset + wanted).map((ranked, i) => ({ ranked, at: { offset: position.offset + i, bound } }));
 }
 
 /** A ranked result and the position it holds (what a continuation starting at it says). */

@@ -7,7 +7,7 @@
 import type { Clock } from '../clock.js';
 import { DIRECT_CHANNEL } from './direct-addressees.js';
 import type { Config } from '../config.js';
-import type { Database } from '../db/database.js';
+import type { Database } from '../db/contract/database.js';
 import { embeddingBacklog } from '../embeddings/embedding-pass.js';
 import { liveReservations } from '../liveness/reservations-live.js';
 import { capacityUsage } from '../maintenance/capacity.js';

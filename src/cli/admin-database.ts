@@ -2,16 +2,16 @@
  * Opening the bus database for an admin command. Unlike `agentbus mcp`, an
  * admin command never creates the file: a missing database is reported, not
  * made. A command that only reads never upgrades the schema either
- * (src/db/schema-compatibility.ts says why).
+ * (src/db/open/schema-compatibility.ts says why).
  */
 import type { Config } from '../config.js';
-import type { Database } from '../db/database.js';
-import type { LockProtocol, SqliteCapabilities } from '../db/driver.js';
-import { databasePath, openDatabase, openForInspection } from '../db/open-database.js';
-import { readFileState, type FileState } from '../db/file-header.js';
-import { compareSchema, type SchemaComparison } from '../db/schema-compatibility.js';
-import { olderSchemaMessage } from '../db/schema-messages.js';
-import { DRIVER_FOR_PROTOCOL, loadDriver } from '../db/select-driver.js';
+import type { Database } from '../db/contract/database.js';
+import type { LockProtocol, SqliteCapabilities } from '../db/contract/driver.js';
+import { databasePath, openDatabase, openForInspection } from '../db/open/open-database.js';
+import { readFileState, type FileState } from '../db/storage/file-header.js';
+import { compareSchema, type SchemaComparison } from '../db/open/schema-compatibility.js';
+import { olderSchemaMessage } from '../db/open/schema-messages.js';
+import { DRIVER_FOR_PROTOCOL, loadDriver } from '../db/open/select-driver.js';
 import { CliError } from './cli-error.js';
 import type { CliIo } from './cli-io.js';
 

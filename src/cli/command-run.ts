@@ -19,7 +19,7 @@ async function failureOf(error: unknown): Promise<{ code: number; line: string }
   // Loaded only on this path: a command that fails this way has loaded them already.
   const [{ ConfigError }, { DbError }, { systemErrorLine }] = await Promise.all([
     import('../config.js'),
-    import('../db/db-error.js'),
+    import('../db/contract/db-error.js'),
     import('./system-error.js'),
   ]);
   if (error instanceof ConfigError || error instanceof DbError) return { code: EXIT_CODES.failed, line: error.message };

@@ -3,7 +3,7 @@
  * driver (and so which lock protocol) a new database would get here, and why.
  */
 import type { Config } from '../config.js';
-import { newDatabaseDriver, type NewDatabaseDriver } from '../db/select-driver.js';
+import { newDatabaseDriver, type NewDatabaseDriver } from '../db/open/new-database-driver.js';
 
 /** The decision for this configuration (the defaults when it could not be read). */
 export function newDatabaseDriverFor(config: Config | undefined): Promise<NewDatabaseDriver> {

@@ -1,5 +1,5 @@
 /** The guard of `convert` and `restore`: nobody else may have the database open. */
-import { describeHolders, surveyHolders } from '../db/file-holders.js';
+import { describeHolders, surveyHolders } from '../db/lock-records/file-holders.js';
 import { CliError } from './cli-error.js';
 import type { CliIo } from './cli-io.js';
 

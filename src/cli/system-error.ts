@@ -4,8 +4,8 @@
  * a person needs what failed and what to do, not a stack trace.
  */
 import { dirname } from 'node:path';
-import { DbError } from '../db/db-error.js';
-import { storageError } from '../db/storage-error.js';
+import { DbError } from '../db/contract/db-error.js';
+import { storageError } from '../db/storage/storage-error.js';
 
 /** The line for `error` when it is an errno error; undefined for anything else (a bug, which keeps its stack). */
 export function systemErrorLine(error: unknown): string | undefined {

@@ -5,7 +5,7 @@
  */
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import type { Database } from '../db/database.js';
+import type { Database } from '../db/contract/database.js';
 import type { Logger } from '../log.js';
 
 export interface EmbeddingContext {

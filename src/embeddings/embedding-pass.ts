@@ -9,7 +9,7 @@
  * processes running passes at once only duplicate effort.
  */
 import type { EmbeddingContext } from './embedding-context.js';
-import type { Database } from '../db/database.js';
+import type { Database } from '../db/contract/database.js';
 import { isEmbeddingError, type EmbeddingError } from './embedding-error.js';
 import {
   BATCH_TIMEOUT_MS,

@@ -18,7 +18,7 @@
  * purged revisions are never used, only pruned. A model change starts a
  * fresh cache.
  */
-import type { Database } from '../db/database.js';
+import type { Database } from '../db/contract/database.js';
 import { decodeVector } from './vector-codec.js';
 
 /** Upper bound on cached vectors per database and process: 200,000 x 768 dimensions is 174 MB. */

@@ -1,6 +1,6 @@
 /**
  * The processes above this one, nearest first, each with its identity
- * (pid + start time + realm, see src/db/process-identity.ts) and command
+ * (pid + start time + realm, see src/db/processes/process-identity.ts) and command
  * name. A harness (Claude Code, Codex, Gemini CLI, Cursor) spawns both its
  * `agentbus mcp` server and its hook commands, so the two meet at the
  * harness process: that is how a hook finds its agent's names without any
@@ -11,7 +11,7 @@
  * start times (0, as process-identity does where /proc is absent).
  */
 import { basename } from 'node:path';
-import { currentProcess, procIsOwn, readProcStat, type ProcStat, type ProcessIdentity } from '../db/process-identity.js';
+import { currentProcess, procIsOwn, readProcStat, type ProcStat, type ProcessIdentity } from '../db/processes/process-identity.js';
 
 /** One ancestor process. */
 export interface AncestorProcess {

@@ -17,7 +17,7 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as v from 'valibot';
-import { formatProcessIdentity, judgeProcess, parseProcessIdentity, type ProcessIdentity } from '../db/process-identity.js';
+import { formatProcessIdentity, judgeProcess, parseProcessIdentity, type ProcessIdentity } from '../db/processes/process-identity.js';
 
 /** The folder inside the data directory. */
 export const INBOX_DIR = 'inbox';

@@ -19,7 +19,7 @@
  * agentbus, goes by the wall-clock `expires_at`.
  */
 import { monotonicScope, type Clock } from '../clock.js';
-import type { Database } from '../db/database.js';
+import type { Database } from '../db/contract/database.js';
 import { HOLDER_COLUMNS, judgeHolder, observer, type SessionHolder } from './session-liveness.js';
 
 /** One stored reservation. */

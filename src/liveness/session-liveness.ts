@@ -4,7 +4,7 @@
  * holder does not keep its name for long. The first rule that applies decides:
  *
  * 1. The row names its owning process and this process can judge it (same
- *    kernel boot and pid namespace, src/db/process-identity.ts): dead means
+ *    kernel boot and pid namespace, src/db/processes/process-identity.ts): dead means
  *    the name is free at once; alive means it is held, however old its
  *    heartbeat (a stopped or busy process keeps its name).
  * 2. The holder's last heartbeat carries a reading of a monotonic clock this
@@ -25,8 +25,8 @@
  * of it proves a beat, whichever way the clock went.
  */
 import { monotonicScope, type Clock } from '../clock.js';
-import type { Database } from '../db/database.js';
-import { formatProcessIdentity, judgeProcess, parseProcessIdentity, type ProcessIdentity } from '../db/process-identity.js';
+import type { Database } from '../db/contract/database.js';
+import { formatProcessIdentity, judgeProcess, parseProcessIdentity, type ProcessIdentity } from '../db/processes/process-identity.js';
 
 /** How often a process refreshes its sessions (the caller runs the timer). */
 export const HEARTBEAT_INTERVAL_MS = 10_000;

@@ -3,7 +3,7 @@
  * while set, telling people the budget is full and how to get out.
  */
 import type { Config } from '../config.js';
-import type { Database } from '../db/database.js';
+import type { Database } from '../db/contract/database.js';
 
 export const CAPACITY_NOTICE = 'capacity';
 

@@ -6,7 +6,7 @@
  */
 import { systemClock } from '../clock.js';
 import type { Config } from '../config.js';
-import type { Database } from '../db/database.js';
+import type { Database } from '../db/contract/database.js';
 import {
   DEFAULT_LOCK_TARGET_MS,
   initialChunkState,

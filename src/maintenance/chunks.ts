@@ -19,8 +19,8 @@
  * for the same reason.
  */
 import { performance } from 'node:perf_hooks';
-import type { Database } from '../db/database.js';
-import { sleepSync } from '../db/sleep-sync.js';
+import type { Database } from '../db/contract/database.js';
+import { sleepSync } from '../db/contract/sleep-sync.js';
 import { SLOW_LOCK_MS, type StepReport } from './step-report.js';
 
 /** The fixed ceiling on rows per cleanup transaction, whatever the lock-hold sizing asks (docs/architecture.md, "Behaviour, briefly": Maintenance tick). */

@@ -3,7 +3,7 @@
  * that lost messages gets `evicted_before_seq` raised past the highest seq it
  * lost, in the same transaction as the delete.
  */
-import type { Database } from '../db/database.js';
+import type { Database } from '../db/contract/database.js';
 
 export interface EvictableRow {
   /** The message's seq. */

@@ -13,7 +13,7 @@
  *   capacity eviction needs the space back, which only merging into the
  *   older segments gives.
  */
-import type { Database } from '../db/database.js';
+import type { Database } from '../db/contract/database.js';
 import { initialChunkState, pauseAfter, timedTransaction, type ChunkState } from './chunks.js';
 import type { StepReport } from './step-report.js';
 

@@ -12,8 +12,8 @@
  * sql/0009's trigger clears the previous holder's, so it is judged that way.
  */
 import { monotonicScope, type Clock } from '../clock.js';
-import type { Database } from '../db/database.js';
-import { formatProcessIdentity, judgeProcess, parseProcessIdentity, type ProcessIdentity } from '../db/process-identity.js';
+import type { Database } from '../db/contract/database.js';
+import { formatProcessIdentity, judgeProcess, parseProcessIdentity, type ProcessIdentity } from '../db/processes/process-identity.js';
 
 /** Who asks for the lease. */
 export interface LeaseHolder {

@@ -9,9 +9,9 @@
  * flight) must never come to name a different message afterwards.
  */
 import { HOLDER_COLUMNS, judgeHolder, observer, type SessionHolder } from '../liveness/session-liveness.js';
-import { DIRECT_CHANNEL } from '../db/direct-channel.js';
+import { DIRECT_CHANNEL } from '../db/open/direct-channel.js';
 import type { Clock } from '../clock.js';
-import type { Database } from '../db/database.js';
+import type { Database } from '../db/contract/database.js';
 
 /**
  * The channels a new database starts with (seeded by sql/0001_schema.sql, and

@@ -2,7 +2,7 @@
  * Age retention: ordinary messages older than `message_retention_hours` are
  * evicted oldest first. Memories are never age-evicted.
  */
-import type { Database } from '../db/database.js';
+import type { Database } from '../db/contract/database.js';
 import { evictMessages, type EvictableRow } from './evict-messages.js';
 
 /**

@@ -9,7 +9,7 @@
  * back must not keep them for hours.
  */
 import { monotonicScope, type Clock } from '../clock.js';
-import type { Database } from '../db/database.js';
+import type { Database } from '../db/contract/database.js';
 import { forgetSightings, HOLDER_COLUMNS, judgeHolder, observer, type SessionHolder } from '../liveness/session-liveness.js';
 
 /** Who runs the step: its clock and owner token (the owner scopes monotonic readings where the clock has no domain). */

@@ -11,8 +11,8 @@
 import { deleteDeadReservations } from '../liveness/reservations-live.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import type { Database } from '../db/database.js';
-import type { ProcessIdentity } from '../db/process-identity.js';
+import type { Database } from '../db/contract/database.js';
+import type { ProcessIdentity } from '../db/processes/process-identity.js';
 import type { Logger } from '../log.js';
 import { capacityUsage, evictForCapacity, type CapacityUsage } from './capacity.js';
 import { clearCapacityNotice, readCapacityNotice, setCapacityNotice } from './capacity-notice.js';

@@ -4,7 +4,7 @@
  * messages_fts_delete trigger, their embeddings through ON DELETE CASCADE
  * (foreign_keys is on for every connection).
  */
-import type { Database } from '../db/database.js';
+import type { Database } from '../db/contract/database.js';
 
 /** Deletes up to `limit` revisions tombstoned before `now - tombstoneMinHours`; call inside a transaction. */
 export function purgeTombstones(db: Database, now: number, tombstoneMinHours: number, limit: number): number {

@@ -3,7 +3,7 @@
  * a fixed page count per tick, in small runs so each holds the writer lock
  * briefly. Usage (live pages) is unchanged by it; the file shrinks.
  */
-import type { Database } from '../db/database.js';
+import type { Database } from '../db/contract/database.js';
 import { initialChunkState, pauseAfter, timedTransaction } from './chunks.js';
 import type { StepReport } from './step-report.js';
 

@@ -17,10 +17,10 @@ import { heartbeat, HEARTBEAT_INTERVAL_MS, releaseSessions } from '../bus/identi
 import { RateLimiter } from '../bus/rate-limiter.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import type { DbError } from '../db/db-error.js';
-import type { Database } from '../db/database.js';
-import { openDatabase, prepareDataDir, type OpenedDatabase } from '../db/open-database.js';
-import { currentProcess } from '../db/process-identity.js';
+import type { DbError } from '../db/contract/db-error.js';
+import type { Database } from '../db/contract/database.js';
+import { openDatabase, prepareDataDir, type OpenedDatabase } from '../db/open/open-database.js';
+import { currentProcess } from '../db/processes/process-identity.js';
 import { embeddingPassSettled, embeddingPassStep } from '../embeddings/embedding-pass.js';
 import { createLateLogger, type LateLogger } from '../late-logger.js';
 import { createFileLogger, type Logger } from '../log.js';
@@ -98,7 +98,7 @@ interface Shared {
 async function openStore(config: Config, dataDir: string, now: () => number): Promise<Pick<OpenedDatabase, 'migrations' | 'converted'> & { db: Database }> {
   if (config.database_url !== undefined) {
     // A file of its own in the bundle (scripts/build.js, ON_DEMAND): a SQLite user's server never loads it.
-    const { openPostgresBus } = await import('../db/open-postgres.js');
+    const { openPostgresBus } = await import('../db/open/open-postgres.js');
     return openPostgresBus({ ...config, database_url: config.database_url }, now);
   }
   return openDatabase({ dataDir, driver: config.driver, driverSource: config.driverSource, convertWhenOnlyPortable: true, now });

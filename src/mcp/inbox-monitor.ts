@@ -25,7 +25,7 @@
  */
 import type { BusContext } from '../bus/bus-context.js';
 import type { ChangeFeed } from '../bus/change-waiter.js';
-import { formatProcessIdentity, type ProcessIdentity } from '../db/process-identity.js';
+import { formatProcessIdentity, type ProcessIdentity } from '../db/processes/process-identity.js';
 import { removeOldHookStates } from '../harness/hook-state.js';
 import { inboxFileName, removeDeadInboxFiles } from '../harness/inbox-file.js';
 import type { ChannelNotification } from './channel-push.js';
@@ -138,23 +138,33 @@ function cleanInboxFolder(ctx: BusContext, dataDir: string): void {
   }
 }
 
+/** The inbox file's writer, when a harness reads one (undefined without a harness). */
+function inboxWriterFor(options: InboxMonitorOptions, receiving: ReturnType<typeof receiveCounter>, logFailure: (message: string, error: unknown) => void): InboxWriter | undefined {
+  const { ctx, dataDir } = options;
+  if (options.harness === undefined) return undefined;
+  return createInboxWriter({
+    clock: ctx.clock,
+    dataDir,
+    fileName: inboxFileName(options.harness, options.server),
+    server: formatProcessIdentity(options.server),
+    harness: formatProcessIdentity(options.harness),
+    writeIntervalMs: options.writeIntervalMs ?? INBOX_WRITE_INTERVAL_MS,
+    receiving: receiving.any,
+    onFailure: logFailure,
+  });
+}
+
+/**
+ * Long because it is one closure over the monitor's state (closed, the look
+ * scheduled for this turn, the due timer, the look count), which looking,
+ * hinting and closing all read and write; the parts that need none of it
+ * (the writer, the pusher, the name bells, the failure log) are their own.
+ */
 export function createInboxMonitor(options: InboxMonitorOptions): InboxMonitor {
   const { ctx, dataDir, push } = options;
   const receiving = receiveCounter();
   const logFailure = failureLogger(ctx);
-  const writer: InboxWriter | undefined =
-    options.harness === undefined
-      ? undefined
-      : createInboxWriter({
-          clock: ctx.clock,
-          dataDir,
-          fileName: inboxFileName(options.harness, options.server),
-          server: formatProcessIdentity(options.server),
-          harness: formatProcessIdentity(options.harness),
-          writeIntervalMs: options.writeIntervalMs ?? INBOX_WRITE_INTERVAL_MS,
-          receiving: receiving.any,
-          onFailure: logFailure,
-        });
+  const writer = inboxWriterFor(options, receiving, logFailure);
   const pusher: ChannelPusher | undefined =
     push === undefined
       ? undefined

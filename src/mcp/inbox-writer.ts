@@ -36,6 +36,11 @@ export interface InboxWriter {
   readonly writes: number;
 }
 
+/**
+ * Long because it is one closure over the writer's state (the text last
+ * written, what is pending, when the last write was, the timer, closed, the
+ * write count), which every method reads and writes.
+ */
 export function createInboxWriter(options: InboxWriterOptions): InboxWriter {
   const { clock, dataDir, fileName, writeIntervalMs } = options;
   let written: string | undefined;

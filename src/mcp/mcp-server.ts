@@ -8,7 +8,7 @@ import { dirname } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { BusContext } from '../bus/bus-context.js';
 import { BusError } from '../bus/bus-error.js';
-import type { DbError } from '../db/db-error.js';
+import type { DbError } from '../db/contract/db-error.js';
 import type { Logger } from '../log.js';
 import { CHANNEL_CAPABILITY, CHANNEL_INSTRUCTIONS } from './channel-instructions.js';
 import { SERVER_INSTRUCTIONS } from './instructions.js';

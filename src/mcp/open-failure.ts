@@ -7,7 +7,7 @@
  * a restart (bus-process.ts tries the open again).
  */
 import { BusError, type BusErrorCode } from '../bus/bus-error.js';
-import { DbError, type DbErrorCode } from '../db/db-error.js';
+import { DbError, type DbErrorCode } from '../db/contract/db-error.js';
 
 /** The tool error code of each open failure a person or time can end; the rest are `storage_unavailable`. */
 const OPEN_FAILURE_CODE: Partial<Readonly<Record<DbErrorCode, BusErrorCode>>> = {

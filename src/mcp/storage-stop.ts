@@ -1,15 +1,15 @@
 /**
  * The moment an `agentbus mcp` process must stop using its database: one of
  * the files every process shares was deleted or replaced under it (see
- * src/db/shared-file-guard.ts). From then on every tool call, the heartbeat,
+ * src/db/storage/shared-file-guard.ts). From then on every tool call, the heartbeat,
  * the tick and any waiting receive get the same error, the log and the
  * harness's stderr are told once, and shutdown neither writes nor closes the
  * connection (a close could checkpoint from a stale WAL index and delete the WAL).
  */
 import type { Writable } from 'node:stream';
 import type { ChangeWaiter } from '../bus/change-waiter.js';
-import type { DbError } from '../db/db-error.js';
-import { SharedFileGuard } from '../db/shared-file-guard.js';
+import type { DbError } from '../db/contract/db-error.js';
+import { SharedFileGuard } from '../db/storage/shared-file-guard.js';
 import type { Logger } from '../log.js';
 
 export interface StorageStop {

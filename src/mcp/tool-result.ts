@@ -3,8 +3,8 @@
  * block; errors as `isError` results carrying `{error: {code, message, retryable}}`.
  */
 import { BusError } from '../bus/bus-error.js';
-import { DbError } from '../db/db-error.js';
-import { storageError } from '../db/storage-error.js';
+import { DbError } from '../db/contract/db-error.js';
+import { storageError } from '../db/storage/storage-error.js';
 
 export interface ToolResult {
   [key: string]: unknown;
@@ -41,6 +41,11 @@ export function toBusError(error: unknown, dataDir?: string): { error: BusError;
   return { error: new BusError('internal', 'agentbus failed unexpectedly; the details are in the agentbus log', { retryable: true }), unexpected: true };
 }
 
+/**
+ * A storage failure as the model is told of it, or undefined when it is none
+ * of these. Long because it is a table, one case per DbError code with the
+ * sentence that says what to do; each case is a line or one BusError.
+ */
 function storageBusError(e: DbError, dataDir: string | undefined): { error: BusError; unexpected: boolean } | undefined {
   const where = dataDir === undefined ? '' : ` (${dataDir})`;
   switch (e.code) {

@@ -142,6 +142,29 @@ function messagesPage(url: URL, bus: WebBus): unknown {
   });
 }
 
+/** GET /api/thread: the message `seq` and its replies, oldest first; 404 when there is no such message. */
+function threadPage(url: URL, bus: WebBus): { messages: ReturnType<typeof withReadStates> } {
+  const seq = intParam(url, 'seq');
+  const rows = bus.db.read(() =>
+    withReadStates(
+      bus.db,
+      bus.db.all<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.tombstone = 0 AND (m.seq = ? OR m.reply_to = ?) ORDER BY m.seq`, [seq, seq]).map(toMessage),
+    ),
+  );
+  if (rows.length === 0) throw new HttpError(404, `no message ${seq}`, 'not_found');
+  return { messages: rows };
+}
+
+/** GET /api/search: the query parameters as search's input, searched as a reader. */
+function searchPage(url: URL, bus: WebBus): ReturnType<typeof searchAsReader> {
+  const input: Record<string, unknown> = { query: url.searchParams.get('q') ?? '', ...(directParam(url) ? { direct: true } : {}) };
+  for (const field of ['mode', 'channel', 'sender', 'continuation']) {
+    const value = url.searchParams.get(field);
+    if (value !== null && value !== '') input[field] = value;
+  }
+  return searchAsReader(bus.reader, input);
+}
+
 /** The routes, by "METHOD /path"; `person` is the name writes are sent as, registered through `registering`. */
 export function apiRoutes(person: string, registering: RegisterStep): Record<string, Route> {
   const write = <T>(bus: WebBus, use: (ctx: BusContext, as: string) => Promise<T>): Promise<T> => asPerson(bus.base, person, use, registering);
@@ -150,17 +173,7 @@ export function apiRoutes(person: string, registering: RegisterStep): Record<str
     'GET /api/messages': { params: ['channel', 'direct', 'between', 'before', 'limit'], answer: messagesPage },
     'GET /api/thread': {
       params: ['seq'],
-      answer: (url, bus) => {
-        const seq = intParam(url, 'seq');
-        const rows = bus.db.read(() =>
-          withReadStates(
-            bus.db,
-            bus.db.all<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.tombstone = 0 AND (m.seq = ? OR m.reply_to = ?) ORDER BY m.seq`, [seq, seq]).map(toMessage),
-          ),
-        );
-        if (rows.length === 0) throw new HttpError(404, `no message ${seq}`, 'not_found');
-        return { messages: rows };
-      },
+      answer: threadPage,
     },
     'GET /api/memories': {
       params: ['channel', 'limit'],
@@ -172,14 +185,7 @@ export function apiRoutes(person: string, registering: RegisterStep): Record<str
     'GET /api/memory-history': { params: ['id'], answer: (url, bus) => ({ revisions: memoryHistory(bus.reader, intParam(url, 'id')) }) },
     'GET /api/search': {
       params: ['q', 'mode', 'channel', 'sender', 'continuation', 'direct'],
-      answer: (url, bus) => {
-        const input: Record<string, unknown> = { query: url.searchParams.get('q') ?? '', ...(directParam(url) ? { direct: true } : {}) };
-        for (const field of ['mode', 'channel', 'sender', 'continuation']) {
-          const value = url.searchParams.get(field);
-          if (value !== null && value !== '') input[field] = value;
-        }
-        return searchAsReader(bus.reader, input);
-      },
+      answer: searchPage,
     },
     'POST /api/post': {
       params: [],

@@ -12,7 +12,7 @@ import type { ChangeFeed } from '../bus/change-waiter.js';
 import { RateLimiter } from '../bus/rate-limiter.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import type { Database } from '../db/database.js';
+import type { Database } from '../db/contract/database.js';
 import type { Logger } from '../log.js';
 import { readReport } from '../bus/status-report.js';
 

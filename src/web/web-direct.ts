@@ -10,7 +10,7 @@ import { DIRECT_CHANNEL } from '../bus/direct-addressees.js';
 import { recipientStates } from '../bus/direct-recipients.js';
 import type { Message } from '../bus/message-row.js';
 import { isoTime } from '../bus/time.js';
-import type { Database } from '../db/database.js';
+import type { Database } from '../db/contract/database.js';
 
 /** One addressee's read state of one direct message, as the page gets it. */
 export interface ReadState {

@@ -17,7 +17,7 @@
 import type { ServerResponse } from 'node:http';
 import type { ChangeWaiter } from '../bus/change-waiter.js';
 import { MESSAGE_COLUMNS, toMessage, type Message, type MessageRow } from '../bus/message-row.js';
-import type { Database } from '../db/database.js';
+import type { Database } from '../db/contract/database.js';
 import { NO_AGENT_YET, type BusHolder, type WebBus } from './web-bus.js';
 import { readStateWatch, withReadStates, type ReadStateWatch } from './web-direct.js';
 

@@ -82,6 +82,59 @@ function sendJson(res: ServerResponse, status: number, value: unknown): void {
   res.end(JSON.stringify(value));
 }
 
+/** What answering one request needs: the page, the routes, the event hub and the bus, all made once at start. */
+interface RequestContext {
+  readonly options: WebServerOptions;
+  /** The page's files by name, as read at start. */
+  readonly files: ReadonlyMap<string, Buffer>;
+  /** index.html with the token put in. */
+  readonly page: string;
+  readonly routes: ReturnType<typeof apiRoutes>;
+  readonly holder: ReturnType<typeof busHolder>;
+  readonly hub: ReturnType<typeof startEventHub>;
+  /** The port listened on, known only once listening (the Host check compares with it). */
+  port(): number;
+}
+
+/** The answer to a route that threw: its own status for the errors the page knows, else 500 (logged). */
+function sendFailure(res: ServerResponse, error: unknown, options: WebServerOptions, path: string): void {
+  if (error instanceof HttpError) return sendJson(res, error.status, { error: { code: error.code, message: error.message, field: error.field } });
+  if (error instanceof BusError) return sendJson(res, BUS_STATUS[error.code] ?? 500, { error: { code: error.code, message: error.message, field: error.field } });
+  const commandError = options.commandErrors.refusal(error);
+  if (commandError !== undefined) return sendJson(res, 400, { error: { code: commandError.code, message: commandError.message } });
+  options.log.error('web console: request failed', { path, error: (error as Error).message });
+  sendJson(res, 500, { error: { code: 'internal', message: (error as Error).message } });
+}
+
+/** Answers one request: the security checks first, then the page's files, the event stream, or an API route. */
+async function handleRequest(ctx: RequestContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const { options, files, routes } = ctx;
+  for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
+  const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+  const refusal = refusalOf(req, url, ctx.port(), options.token);
+  if (refusal !== undefined) {
+    options.log.warn('web console: request refused', { path: url.pathname, reason: refusal.reason });
+    sendJson(res, refusal.status, { error: { code: 'forbidden', message: refusal.reason } });
+    return;
+  }
+  const key = `${req.method ?? ''} ${url.pathname}`;
+  if (key === 'GET /' || key === 'GET /index.html') return send200(res, PAGE_FILES['index.html'] as string, ctx.page);
+  const file = req.method === 'GET' && url.pathname !== '/index.html' ? files.get(url.pathname.slice(1)) : undefined;
+  if (file !== undefined) return send200(res, PAGE_FILES[url.pathname.slice(1)] as string, file);
+  if (key === 'GET /events') return ctx.hub.add(res);
+  const route = routes[key];
+  if (route === undefined) {
+    const known = Object.keys(routes).some((k) => k.endsWith(` ${url.pathname}`));
+    sendJson(res, known ? 405 : 404, { error: { code: known ? 'method_not_allowed' : 'not_found', message: `no ${key}` } });
+    return;
+  }
+  try {
+    sendJson(res, 200, await answerRoute(route, url, ctx.holder, req));
+  } catch (error) {
+    sendFailure(res, error, options, url.pathname);
+  }
+}
+
 /** Starts listening on 127.0.0.1; resolves once it listens. Throws what opening an existing database throws, and the listener's error (EADDRINUSE). */
 export async function startWebServer(options: WebServerOptions): Promise<WebServer> {
   const { config, io, token, person } = options;
@@ -102,39 +155,8 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
   const routes = apiRoutes(person, options.commandErrors.registering);
 
   let port = options.port;
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
-    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    const refusal = refusalOf(req, url, port, token);
-    if (refusal !== undefined) {
-      options.log.warn('web console: request refused', { path: url.pathname, reason: refusal.reason });
-      sendJson(res, refusal.status, { error: { code: 'forbidden', message: refusal.reason } });
-      return;
-    }
-    const key = `${req.method ?? ''} ${url.pathname}`;
-    if (key === 'GET /' || key === 'GET /index.html') return send200(res, PAGE_FILES['index.html'] as string, page);
-    const file = req.method === 'GET' && url.pathname !== '/index.html' ? files.get(url.pathname.slice(1)) : undefined;
-    if (file !== undefined) return send200(res, PAGE_FILES[url.pathname.slice(1)] as string, file);
-    if (key === 'GET /events') return hub.add(res);
-    const route = routes[key];
-    if (route === undefined) {
-      const known = Object.keys(routes).some((k) => k.endsWith(` ${url.pathname}`));
-      sendJson(res, known ? 405 : 404, { error: { code: known ? 'method_not_allowed' : 'not_found', message: `no ${key}` } });
-      return;
-    }
-    try {
-      sendJson(res, 200, await answerRoute(route, url, holder, req));
-    } catch (error) {
-      if (error instanceof HttpError) return sendJson(res, error.status, { error: { code: error.code, message: error.message, field: error.field } });
-      if (error instanceof BusError) return sendJson(res, BUS_STATUS[error.code] ?? 500, { error: { code: error.code, message: error.message, field: error.field } });
-      const commandError = options.commandErrors.refusal(error);
-      if (commandError !== undefined) return sendJson(res, 400, { error: { code: commandError.code, message: commandError.message } });
-      options.log.error('web console: request failed', { path: url.pathname, error: (error as Error).message });
-      sendJson(res, 500, { error: { code: 'internal', message: (error as Error).message } });
-    }
-  };
-
-  const server: Server = createServer((req, res) => void handle(req, res));
+  const ctx: RequestContext = { options, files, page, routes, holder, hub, port: () => port };
+  const server: Server = createServer((req, res) => void handleRequest(ctx, req, res));
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

@@ -17,9 +17,9 @@ function imports(file: string): string[] {
 }
 
 describe('architecture boundaries', () => {
-  it('only src/db/select-driver.ts imports drivers/', () => {
+  it('only src/db/open/select-driver.ts imports drivers/', () => {
     const offenders = sourceFiles('src').filter(
-      (f) => f !== 'src/db/select-driver.ts' && imports(f).some((i) => i.includes('/drivers/')),
+      (f) => f !== 'src/db/open/select-driver.ts' && imports(f).some((i) => i.includes('/drivers/')),
     );
     expect(offenders).toEqual([]);
   });

@@ -3,7 +3,7 @@ import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BELL_FILE, bellKeys, createChangeWaiter, createPollingWaiter, ringBell, type ChangeWaiter } from '../../src/bus/change-waiter.js';
-import type { WakeSource } from '../../src/db/driver.js';
+import type { WakeSource } from '../../src/db/contract/driver.js';
 import { createChannel, subscribe } from '../../src/bus/channels.js';
 import { register } from '../../src/bus/identity.js';
 import { receive } from '../../src/bus/receive.js';

@@ -4,7 +4,7 @@ import { createChannel, subscribe } from '../../src/bus/channels.js';
 import { discover, heartbeat, register, releaseSessions, requireSession, SESSION_EXPIRY_MS } from '../../src/bus/identity.js';
 import { receive } from '../../src/bus/receive.js';
 import { send } from '../../src/bus/send.js';
-import { currentProcess } from '../../src/db/process-identity.js';
+import { currentProcess } from '../../src/db/processes/process-identity.js';
 import { deadProcess } from '../support/process-identities.js';
 import { TestClock } from '../support/test-clock.js';
 import { createBus } from '../support/bus.js';

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { DriverName } from '../../src/db/driver.js';
-import { readFileState } from '../../src/db/file-header.js';
-import { openDatabase } from '../../src/db/open-database.js';
-import { loadDriver } from '../../src/db/select-driver.js';
+import type { DriverName } from '../../src/db/contract/driver.js';
+import { readFileState } from '../../src/db/storage/file-header.js';
+import { openDatabase } from '../../src/db/open/open-database.js';
+import { loadDriver } from '../../src/db/open/select-driver.js';
 import { startMcp } from '../support/mcp-process.js';
 import { otherProtocol, tempDir, testDriver, testDriverName } from '../support/test-driver.js';
 import { main } from '../../src/cli/main.js';

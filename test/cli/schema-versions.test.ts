@@ -7,8 +7,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Database } from '../../src/db/database.js';
-import { compareSchema } from '../../src/db/schema-compatibility.js';
+import { Database } from '../../src/db/contract/database.js';
+import { compareSchema } from '../../src/db/open/schema-compatibility.js';
 import { doctorCheck } from '../support/doctor-report.js';
 import { startMcp } from '../support/mcp-process.js';
 import { olderAgentbus, SCHEMA_6_COMMIT } from '../support/older-agentbus.js';

@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readFileState } from '../../src/db/file-header.js';
-import { DRIVER_FOR_PROTOCOL } from '../../src/db/select-driver.js';
+import { readFileState } from '../../src/db/storage/file-header.js';
+import { DRIVER_FOR_PROTOCOL } from '../../src/db/open/select-driver.js';
 import { startMcp } from '../support/mcp-process.js';
 import { openTestDatabase, otherProtocol, tempDir, testDriver, testDriverName } from '../support/test-driver.js';
 import { jsonOf, prepareCliDir, runCli } from './cli-process.js';

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { DRIVER_CHOICES } from '../../src/db/select-driver.js';
+import { DRIVER_CHOICES } from '../../src/db/open/select-driver.js';
 import { expectErrorSync } from '../support/expect-error.js';
 import { tempDir } from '../support/test-driver.js';
 

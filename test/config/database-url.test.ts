@@ -1,6 +1,6 @@
 /**
  * database_url, AGENTBUS_DATABASE_URL and the password's sources
- * (src/config.ts, src/db/postgres-url.ts): a bad URL is refused when the bus
+ * (src/config.ts, src/db/open/postgres-url.ts): a bad URL is refused when the bus
  * opens (a tool error, not an exiting server), naming the key and never
  * echoing the URL; the password comes from the URL, else the
  * named environment variable, else a file only its owner can read.
@@ -9,8 +9,8 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { DbError } from '../../src/db/db-error.js';
-import { connectionUrl } from '../../src/db/postgres-url.js';
+import { DbError } from '../../src/db/contract/db-error.js';
+import { connectionUrl } from '../../src/db/open/postgres-url.js';
 import { expectErrorSync } from '../support/expect-error.js';
 import { tempDir } from '../support/test-driver.js';
 

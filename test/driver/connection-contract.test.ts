@@ -1,5 +1,5 @@
 /**
- * The Driver contract of src/db/driver.ts, checked on `Connection` and
+ * The Driver contract of src/db/contract/driver.ts, checked on `Connection` and
  * `Statement` directly (not through Database or the bus), once per driver
  * project: the values that go in and come out, how parameters bind, what
  * prepare accepts, the life cycle of statements and connections, and the
@@ -7,8 +7,8 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DbError, type DbErrorCode } from '../../src/db/db-error.js';
-import type { BindParams, Connection, Row } from '../../src/db/driver.js';
+import { DbError, type DbErrorCode } from '../../src/db/contract/db-error.js';
+import type { BindParams, Connection, Row } from '../../src/db/contract/driver.js';
 import { expectErrorSync } from '../support/expect-error.js';
 import { tempDir, testDriver } from '../support/test-driver.js';
 

@@ -6,11 +6,11 @@
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { surveyHolders } from '../../src/db/file-holders.js';
-import { databasePath } from '../../src/db/open-database.js';
-import { openerRegistryDir } from '../../src/db/opener-registry.js';
-import { procAvailable, processesHolding } from '../../src/db/open-files.js';
-import { currentProcess, formatProcessIdentity } from '../../src/db/process-identity.js';
+import { surveyHolders } from '../../src/db/lock-records/file-holders.js';
+import { databasePath } from '../../src/db/open/open-database.js';
+import { openerRegistryDir } from '../../src/db/lock-records/opener-registry.js';
+import { procAvailable, processesHolding } from '../../src/db/processes/open-files.js';
+import { currentProcess, formatProcessIdentity } from '../../src/db/processes/process-identity.js';
 import { startFixture, waitForExit, waitForLine } from '../support/child-process.js';
 import { openTestDatabase, tempDir } from '../support/test-driver.js';
 import { spawnSync } from 'node:child_process';

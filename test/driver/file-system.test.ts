@@ -1,10 +1,10 @@
 /**
- * Which file systems the database may live on (src/db/file-system-kind.ts):
+ * Which file systems the database may live on (src/db/storage/file-system-kind.ts):
  * the decision for the types the kernel reports, and real statfs of real
  * directories on this machine.
  */
 import { describe, expect, it } from 'vitest';
-import { classifyFileSystem, fileSystemOf, refuseUnsupportedFileSystem } from '../../src/db/file-system-kind.js';
+import { classifyFileSystem, fileSystemOf, refuseUnsupportedFileSystem } from '../../src/db/storage/file-system-kind.js';
 import { openTestDatabase, tempDir } from '../support/test-driver.js';
 
 describe('file systems', () => {

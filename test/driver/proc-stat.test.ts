@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { currentProcess, readProcStat } from '../../src/db/process-identity.js';
+import { currentProcess, readProcStat } from '../../src/db/processes/process-identity.js';
 import { tempDir } from '../support/test-driver.js';
 
 // /proc/<pid>/stat is Linux's; elsewhere process identities carry no start time.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadDriver } from '../../src/db/select-driver.js';
+import { loadDriver } from '../../src/db/open/select-driver.js';
 import { runFixture } from '../support/child-process.js';
 import { tempDir } from '../support/test-driver.js';
 

@@ -7,11 +7,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DbError } from '../../src/db/db-error.js';
-import { databasePath, prepareDataDir } from '../../src/db/open-database.js';
-import { currentStampMs, LEASE_EXPIRY_MS } from '../../src/db/owner-lease.js';
-import { clockIsBoots, currentProcess, formatProcessIdentity, type ProcessIdentity } from '../../src/db/process-identity.js';
-import { setupLockDir } from '../../src/db/setup-lock.js';
+import { DbError } from '../../src/db/contract/db-error.js';
+import { databasePath, prepareDataDir } from '../../src/db/open/open-database.js';
+import { currentStampMs, LEASE_EXPIRY_MS } from '../../src/db/lock-records/owner-lease.js';
+import { clockIsBoots, currentProcess, formatProcessIdentity, type ProcessIdentity } from '../../src/db/processes/process-identity.js';
+import { setupLockDir } from '../../src/db/open/setup-lock.js';
 import { expectError } from '../support/expect-error.js';
 import { openTestDatabase, tempDir } from '../support/test-driver.js';
 

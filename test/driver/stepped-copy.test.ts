@@ -8,7 +8,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Database } from '../../src/db/database.js';
+import { Database } from '../../src/db/contract/database.js';
 import { tempDir, testDriver, testDriverName } from '../support/test-driver.js';
 
 describe('stepped copy (Connection.copyTo)', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DbError } from '../../src/db/db-error.js';
+import { DbError } from '../../src/db/contract/db-error.js';
 import { startFixture, waitForExit, waitForLine } from '../support/child-process.js';
 import { expectErrorSync } from '../support/expect-error.js';
 import { openTestDatabase, tempDir } from '../support/test-driver.js';

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { currentProcess } from '../../src/db/process-identity.js';
+import { currentProcess } from '../../src/db/processes/process-identity.js';
 import { ancestors, harnessProcess, isLauncher } from '../../src/harness/ancestry.js';
 
 const ancestryModule = fileURLToPath(new URL('../../dist/src/harness/ancestry.js', import.meta.url));

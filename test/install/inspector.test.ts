@@ -13,7 +13,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
-import { formatProcessIdentity } from '../../src/db/process-identity.js';
+import { formatProcessIdentity } from '../../src/db/processes/process-identity.js';
 import { fixturePath } from '../support/child-process.js';
 import { AGENTBUS_BIN } from '../support/mcp-process.js';
 import { foreignProcess } from '../support/process-identities.js';

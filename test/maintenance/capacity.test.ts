@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BusError } from '../../src/bus/bus-error.js';
-import type { Database } from '../../src/db/database.js';
+import type { Database } from '../../src/db/contract/database.js';
 import { ensureCapacity } from '../../src/bus/capacity-check.js';
 import { capacityUsage } from '../../src/maintenance/capacity.js';
 import { readCapacityNotice } from '../../src/maintenance/capacity-notice.js';

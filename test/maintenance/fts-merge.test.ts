@@ -1,8 +1,8 @@
 import { copyFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Database } from '../../src/db/database.js';
-import { defaultMigrationsDir, loadMigrations } from '../../src/db/migrations.js';
+import type { Database } from '../../src/db/contract/database.js';
+import { defaultMigrationsDir, loadMigrations } from '../../src/db/open/migrations.js';
 import { openTestDatabase, tempDir } from '../support/test-driver.js';
 import { HOUR, maintenanceFor, T0, testDb } from '../support/maintenance.js';
 import { addChannel, addMessages, count } from '../support/rows.js';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { BusError } from '../../src/bus/bus-error.js';
 import { register, requireSession } from '../../src/bus/identity.js';
 import type { BusContext } from '../../src/bus/bus-context.js';
-import { currentProcess } from '../../src/db/process-identity.js';
+import { currentProcess } from '../../src/db/processes/process-identity.js';
 import { createMemoryLogger } from '../../src/log.js';
 import { acquireLease, readLease } from '../../src/maintenance/lease.js';
 import { BUS_TABLES, liveSessions, resetDatabase } from '../../src/maintenance/reset.js';

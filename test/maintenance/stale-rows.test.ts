@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { currentProcess, formatProcessIdentity } from '../../src/db/process-identity.js';
+import { currentProcess, formatProcessIdentity } from '../../src/db/processes/process-identity.js';
 import { deadProcess, foreignProcess } from '../support/process-identities.js';
 import { HOUR, maintenanceFor, T0, testDb } from '../support/maintenance.js';
 import { addChannel, count } from '../support/rows.js';

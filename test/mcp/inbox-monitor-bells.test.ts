@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { createChangeWaiter } from '../../src/bus/change-waiter.js';
 import { register } from '../../src/bus/identity.js';
 import { send } from '../../src/bus/send.js';
-import { currentProcess } from '../../src/db/process-identity.js';
+import { currentProcess } from '../../src/db/processes/process-identity.js';
 import type { ChannelNotification } from '../../src/mcp/channel-push.js';
 import { createInboxMonitor } from '../../src/mcp/inbox-monitor.js';
 import { createBus } from '../support/bus.js';

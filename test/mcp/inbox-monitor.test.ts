@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { subscribe } from '../../src/bus/channels.js';
 import { register } from '../../src/bus/identity.js';
 import { send } from '../../src/bus/send.js';
-import { currentProcess } from '../../src/db/process-identity.js';
+import { currentProcess } from '../../src/db/processes/process-identity.js';
 import { inboxDir, inboxFileName, type InboxFile } from '../../src/harness/inbox-file.js';
 import { createInboxMonitor, type InboxMonitor } from '../../src/mcp/inbox-monitor.js';
 import { createBus } from '../support/bus.js';

@@ -4,7 +4,7 @@
  * caller as not retryable, with the storage layer's advice in the message.
  */
 import { describe, expect, it } from 'vitest';
-import { DbError } from '../../src/db/db-error.js';
+import { DbError } from '../../src/db/contract/db-error.js';
 import { toBusError } from '../../src/mcp/tool-result.js';
 
 describe('tool errors for storage refusals', () => {

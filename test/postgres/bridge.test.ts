@@ -7,8 +7,8 @@
  * cluster of this file's own stopped and restarted.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Database } from '../../src/db/database.js';
-import { DbError } from '../../src/db/db-error.js';
+import { Database } from '../../src/db/contract/database.js';
+import { DbError } from '../../src/db/contract/db-error.js';
 import { startCluster, type Cluster } from '../../scripts/pg-cluster.js';
 import { expectErrorSync } from '../support/expect-error.js';
 import { Bridge } from '../../drivers/postgres/bridge.js';

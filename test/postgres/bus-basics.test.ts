@@ -21,7 +21,7 @@ import { receive } from '../../src/bus/receive.js';
 import { search } from '../../src/bus/search.js';
 import { send } from '../../src/bus/send.js';
 import { loadConfig } from '../../src/config.js';
-import { openPostgresDatabase } from '../../src/db/open-postgres.js';
+import { openPostgresDatabase } from '../../src/db/open/open-postgres.js';
 import { createMemoryLogger } from '../../src/log.js';
 import { TestClock } from '../support/test-clock.js';
 import { tempDir } from '../support/test-driver.js';

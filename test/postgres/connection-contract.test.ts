@@ -1,5 +1,5 @@
 /**
- * The Driver contract of src/db/driver.ts on the postgres driver, checked on
+ * The Driver contract of src/db/contract/driver.ts on the postgres driver, checked on
  * Connection and Statement directly, as test/driver/connection-contract
  * does for SQLite: values in and out, how parameters bind, what prepare
  * accepts, the life cycle of statements and connections, error codes. The
@@ -7,9 +7,9 @@
  * surfaces at the first run; no rowid).
  */
 import { describe, expect, it } from 'vitest';
-import { Database } from '../../src/db/database.js';
-import { DbError, type DbErrorCode } from '../../src/db/db-error.js';
-import type { BindParams, Connection, DriverCapabilities } from '../../src/db/driver.js';
+import { Database } from '../../src/db/contract/database.js';
+import { DbError, type DbErrorCode } from '../../src/db/contract/db-error.js';
+import type { BindParams, Connection, DriverCapabilities } from '../../src/db/contract/driver.js';
 import { expectErrorSync } from '../support/expect-error.js';
 import { connectPg, freshDatabase } from './pg-test.js';
 

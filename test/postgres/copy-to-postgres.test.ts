@@ -1,5 +1,5 @@
 /**
- * Moving a bus from its SQLite file into PostgreSQL (src/db/copy-to-postgres.ts,
+ * Moving a bus from its SQLite file into PostgreSQL (src/db/open/copy-to-postgres.ts,
  * the core of `agentbus convert --to postgres`): a real native SQLite bus
  * with every kind of row, copied into a fresh database on the project's
  * cluster; agents carry on there where they were, and the source file is
@@ -18,11 +18,11 @@ import { receive } from '../../src/bus/receive.js';
 import { listReservations, reserve } from '../../src/bus/reservations.js';
 import { send } from '../../src/bus/send.js';
 import { loadConfig } from '../../src/config.js';
-import { copyToPostgres, type CopyProgress } from '../../src/db/copy-to-postgres.js';
-import type { Database } from '../../src/db/database.js';
-import { DbError } from '../../src/db/db-error.js';
-import { openDatabase } from '../../src/db/open-database.js';
-import { openPostgresDatabase } from '../../src/db/open-postgres.js';
+import { copyToPostgres, type CopyProgress } from '../../src/db/open/copy-to-postgres.js';
+import type { Database } from '../../src/db/contract/database.js';
+import { DbError } from '../../src/db/contract/db-error.js';
+import { openDatabase } from '../../src/db/open/open-database.js';
+import { openPostgresDatabase } from '../../src/db/open/open-postgres.js';
 import { createMemoryLogger } from '../../src/log.js';
 import { expectErrorSync } from '../support/expect-error.js';
 import { TestClock } from '../support/test-clock.js';

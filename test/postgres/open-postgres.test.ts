@@ -1,5 +1,5 @@
 /**
- * Opening a bus on PostgreSQL (src/db/open-postgres.ts): the baseline schema
+ * Opening a bus on PostgreSQL (src/db/open/open-postgres.ts): the baseline schema
  * of sql/postgres/ at the SQLite schema's version, migrations recorded and
  * checked as on SQLite, a newer schema refused, and each start-up failure a
  * person must fix (wrong password, missing database, no privileges, a
@@ -9,10 +9,10 @@
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { Database } from '../../src/db/database.js';
-import { DbError } from '../../src/db/db-error.js';
-import { defaultMigrationsDir, loadMigrations } from '../../src/db/migrations.js';
-import { openPostgresDatabase, postgresMigrationsDir } from '../../src/db/open-postgres.js';
+import { Database } from '../../src/db/contract/database.js';
+import { DbError } from '../../src/db/contract/db-error.js';
+import { defaultMigrationsDir, loadMigrations } from '../../src/db/open/migrations.js';
+import { openPostgresDatabase, postgresMigrationsDir } from '../../src/db/open/open-postgres.js';
 import { expectError } from '../support/expect-error.js';
 import { TEST_PASSWORD } from './global-setup.js';
 import { closeAfterTest, connectPg, freshDatabase, withDatabase } from './pg-test.js';

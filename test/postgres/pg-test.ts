@@ -3,9 +3,9 @@
  * cluster (global-setup.ts), and connections closed after each test.
  */
 import { afterEach, inject } from 'vitest';
-import { Database } from '../../src/db/database.js';
-import type { Connection, DriverCapabilities } from '../../src/db/driver.js';
-import { loadPostgresDriver } from '../../src/db/select-driver.js';
+import { Database } from '../../src/db/contract/database.js';
+import type { Connection, DriverCapabilities } from '../../src/db/contract/driver.js';
+import { loadPostgresDriver } from '../../src/db/open/select-driver.js';
 
 const opened: { close(): void }[] = [];
 afterEach(() => {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { BusContext } from '../../src/bus/bus-context.js';
 import { heartbeat, register, SESSION_EXPIRY_MS } from '../../src/bus/identity.js';
 import { listReservations, release, reserve, MAX_RESERVATIONS_PER_HOLDER } from '../../src/bus/reservations.js';
-import { currentProcess } from '../../src/db/process-identity.js';
+import { currentProcess } from '../../src/db/processes/process-identity.js';
 import { createMaintenance } from '../../src/maintenance/tick.js';
 import { deadProcess } from '../support/process-identities.js';
 import { createBus, type Bus } from '../support/bus.js';

@@ -2,7 +2,7 @@ import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RegisterOutput } from '../../src/bus/identity.js';
-import { databasePath } from '../../src/db/open-database.js';
+import { databasePath } from '../../src/db/open/open-database.js';
 import { runCli, waitForPidExit } from '../cli/cli-process.js';
 import { startMcp } from '../support/mcp-process.js';
 import { tempDir, testDriver } from '../support/test-driver.js';

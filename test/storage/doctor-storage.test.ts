@@ -1,8 +1,8 @@
 import { chownSync, closeSync, mkdirSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { databasePath } from '../../src/db/open-database.js';
-import { inspectWal } from '../../src/db/wal-file.js';
+import { databasePath } from '../../src/db/open/open-database.js';
+import { inspectWal } from '../../src/db/storage/wal-file.js';
 import { jsonOf, prepareCliDir, runCli, waitForPidExit } from '../cli/cli-process.js';
 import { doctorCheck } from '../support/doctor-report.js';
 import { startMcp } from '../support/mcp-process.js';

@@ -9,7 +9,7 @@ import { existsSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RegisterOutput } from '../../src/bus/identity.js';
-import { databasePath } from '../../src/db/open-database.js';
+import { databasePath } from '../../src/db/open/open-database.js';
 import { jsonOf, runCli, waitForPidExit } from '../cli/cli-process.js';
 import { doctorCheck } from '../support/doctor-report.js';
 import { startMcp } from '../support/mcp-process.js';

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { HistoryOutput } from '../../src/bus/history.js';
 import { RegisterOutput } from '../../src/bus/identity.js';
 import { SendOutput } from '../../src/bus/send.js';
-import { databasePath } from '../../src/db/open-database.js';
+import { databasePath } from '../../src/db/open/open-database.js';
 import { inboxDir } from '../../src/harness/inbox-file.js';
 import { startMcp, type McpProcess } from '../support/mcp-process.js';
 import { tempDir, testDriver } from '../support/test-driver.js';

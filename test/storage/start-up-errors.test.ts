@@ -2,7 +2,7 @@ import { chownSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SendOutput } from '../../src/bus/send.js';
-import { databasePath } from '../../src/db/open-database.js';
+import { databasePath } from '../../src/db/open/open-database.js';
 import { prepareCliDir, runCli, waitForPidExit, type CliRun } from '../cli/cli-process.js';
 import { startMcp } from '../support/mcp-process.js';
 import { runningAsRoot } from '../support/privileges.js';

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { closeSync, openSync, rmSync, truncateSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { databasePath } from '../../src/db/open-database.js';
+import { databasePath } from '../../src/db/open/open-database.js';
 import { prepareCliDir, runCli } from '../cli/cli-process.js';
 import { git, gitRepo, personEnv, writeFiles } from '../reservations/git-repo.js';
 import { tempDir } from '../support/test-driver.js';

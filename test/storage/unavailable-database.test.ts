@@ -8,9 +8,9 @@ import { chmodSync, chownSync, copyFileSync, mkdirSync, openSync, closeSync, wri
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RegisterOutput } from '../../src/bus/identity.js';
-import { readFileState } from '../../src/db/file-header.js';
-import { defaultMigrationsDir, loadMigrations } from '../../src/db/migrations.js';
-import { databasePath } from '../../src/db/open-database.js';
+import { readFileState } from '../../src/db/storage/file-header.js';
+import { defaultMigrationsDir, loadMigrations } from '../../src/db/open/migrations.js';
+import { databasePath } from '../../src/db/open/open-database.js';
 import { OPEN_RETRY_GAP_MS } from '../../src/mcp/bus-process.js';
 import { waitForPidExit } from '../cli/cli-process.js';
 import { startMcp, type McpProcess } from '../support/mcp-process.js';

@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { WAL_SIZE_LIMIT_BYTES } from '../../src/db/wal-size-limit.js';
+import { WAL_SIZE_LIMIT_BYTES } from '../../src/db/contract/wal-size-limit.js';
 import { openTestDatabase, tempDir } from '../support/test-driver.js';
 
 describe('the -wal file size', () => {

@@ -4,7 +4,7 @@
  */
 import type { Clock } from '../../src/clock.js';
 import type { Config } from '../../src/config.js';
-import type { Database } from '../../src/db/database.js';
+import type { Database } from '../../src/db/contract/database.js';
 import { createMemoryLogger } from '../../src/log.js';
 import { createMaintenance, type Maintenance, type MaintenanceOptions } from '../../src/maintenance/tick.js';
 import { openTestDatabase, tempDir } from './test-driver.js';

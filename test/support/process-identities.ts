@@ -2,7 +2,7 @@
  * Process identities for tests of owner liveness: one of a real process that
  * has exited, and ones from a realm no process here shares.
  */
-import { parseProcessIdentity, type ProcessIdentity } from '../../src/db/process-identity.js';
+import { parseProcessIdentity, type ProcessIdentity } from '../../src/db/processes/process-identity.js';
 import { runFixture } from './child-process.js';
 
 /**

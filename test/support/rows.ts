@@ -4,7 +4,7 @@
  * through the bus, and for checking what it stored.
  */
 import type { BusContext } from '../../src/bus/bus-context.js';
-import type { Database } from '../../src/db/database.js';
+import type { Database } from '../../src/db/contract/database.js';
 
 /**
  * Stores a message row directly, as send does: on a memory channel it is

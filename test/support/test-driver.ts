@@ -6,9 +6,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
-import type { Driver, DriverName, LockProtocol } from '../../src/db/driver.js';
-import { loadDriver } from '../../src/db/select-driver.js';
-import { openDatabase, type OpenDatabaseOptions, type OpenedDatabase } from '../../src/db/open-database.js';
+import type { Driver, DriverName, LockProtocol } from '../../src/db/contract/driver.js';
+import { loadDriver } from '../../src/db/open/select-driver.js';
+import { openDatabase, type OpenDatabaseOptions, type OpenedDatabase } from '../../src/db/open/open-database.js';
 
 export function testDriverName(): DriverName {
   const name = process.env.AGENTBUS_TEST_DRIVER;

@@ -8,8 +8,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DbError } from '../../src/db/db-error.js';
-import { lockTablePath } from '../../src/db/portable-lock-files.js';
+import { DbError } from '../../src/db/contract/db-error.js';
+import { lockTablePath } from '../../src/db/lock-records/portable-lock-files.js';
 import { expectError } from '../support/expect-error.js';
 import { tempDir, testDriver } from '../support/test-driver.js';
 

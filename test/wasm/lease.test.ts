@@ -7,10 +7,10 @@
 import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DbError } from '../../src/db/db-error.js';
-import { currentStampMs, LEASE_EXPIRY_MS } from '../../src/db/owner-lease.js';
-import { isRevoked, lockTablePath, readRecordHead, REC, RECORD_SIZE, writeRecordHead, type LockOwner } from '../../src/db/portable-lock-files.js';
-import { clockIsBoots, currentProcess } from '../../src/db/process-identity.js';
+import { DbError } from '../../src/db/contract/db-error.js';
+import { currentStampMs, LEASE_EXPIRY_MS } from '../../src/db/lock-records/owner-lease.js';
+import { isRevoked, lockTablePath, readRecordHead, REC, RECORD_SIZE, writeRecordHead, type LockOwner } from '../../src/db/lock-records/portable-lock-files.js';
+import { clockIsBoots, currentProcess } from '../../src/db/processes/process-identity.js';
 import { expectError } from '../support/expect-error.js';
 import { tempDir } from '../support/test-driver.js';
 import { createDatabase, driver, startChild, waitAll } from './stress-harness.js';

@@ -14,10 +14,10 @@ import { describe, expect, it } from 'vitest';
 import { LockRecord } from '../../drivers/wasm/lock-table.js';
 import { closeConnectionNumber, openConnectionNumber, selfOwner } from '../../drivers/wasm/owner-liveness.js';
 import { vfsStats } from '../../drivers/wasm/vfs-stats.js';
-import { currentStampMs } from '../../src/db/owner-lease.js';
-import { lockTablePath, REC, RECORD_SIZE, writeRecordHead } from '../../src/db/portable-lock-files.js';
-import { clockIsBoots, currentProcess } from '../../src/db/process-identity.js';
-import type { Connection } from '../../src/db/driver.js';
+import { currentStampMs } from '../../src/db/lock-records/owner-lease.js';
+import { lockTablePath, REC, RECORD_SIZE, writeRecordHead } from '../../src/db/lock-records/portable-lock-files.js';
+import { clockIsBoots, currentProcess } from '../../src/db/processes/process-identity.js';
+import type { Connection } from '../../src/db/contract/driver.js';
 import { tempDir, testDriver } from '../support/test-driver.js';
 import { appendFileSync } from 'node:fs';
 

@@ -6,7 +6,7 @@
  * Before leases, each of these runs lost updates or corrupted the file.
  */
 import { describe, expect, it } from 'vitest';
-import { LEASE_EXPIRY_MS } from '../../src/db/owner-lease.js';
+import { LEASE_EXPIRY_MS } from '../../src/db/lock-records/owner-lease.js';
 import { firstChild, ownNamespacePrefix, pidNamespacesUnavailable, PidNamespace } from '../support/pid-namespace.js';
 import { createDatabase, driver, loggedSeqs, nativeView, readerChecks, startChild, verify, waitAll, type Child } from './stress-harness.js';
 

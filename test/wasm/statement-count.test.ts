@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Database } from '../../src/db/database.js';
+import { Database } from '../../src/db/contract/database.js';
 import { tempDir, testDriver } from '../support/test-driver.js';
 
 describe('openStatements matches the engine', () => {

@@ -9,7 +9,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
-import type { Connection, Driver } from '../../src/db/driver.js';
+import type { Connection, Driver } from '../../src/db/contract/driver.js';
 import { fixturePath } from '../support/child-process.js';
 import { tempDir, testDriver } from '../support/test-driver.js';
 

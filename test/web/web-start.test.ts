@@ -2,7 +2,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { DATABASE_FILE } from '../../src/db/open-database.js';
+import { DATABASE_FILE } from '../../src/db/open/open-database.js';
 import { startMcp } from '../support/mcp-process.js';
 import { addMessages } from '../support/rows.js';
 import { openTestDatabase, tempDir } from '../support/test-driver.js';

@@ -8,14 +8,14 @@
  */
 import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { Database } from '../../../db/database.js';
-import { loadDriver } from '../../../db/select-driver.js';
+import { Database } from '../../../db/contract/database.js';
+import { loadDriver } from '../../../db/open/select-driver.js';
 import { databaseExists, databaseState, openAdminDatabase } from '../../admin-database.js';
 import { commandConfig } from '../../cli-config.js';
 import { CliError } from '../../cli-error.js';
 import type { CliIo } from '../../cli-io.js';
 import { formatBytes } from '../../format.js';
-import { integrityProblems } from '../../../db/integrity.js';
+import { integrityProblems } from '../../../db/storage/integrity.js';
 import { progressFor } from '../../progress.js';
 import type { OptionsOf } from '../../command-spec.js';
 import type { spec } from './spec.js';

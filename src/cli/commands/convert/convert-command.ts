@@ -2,23 +2,23 @@
  * `agentbus convert --to portable|posix`: moves a database to the other lock
  * protocol, offline (`--to postgres URL` copies it into PostgreSQL instead:
  * to-postgres.ts). The two protocols must never meet on one file, so this
- * refuses while any process has it open (src/db/file-holders.ts: agentbus
+ * refuses while any process has it open (src/db/lock-records/file-holders.ts: agentbus
  * connections by their registry entries on every platform, any process by
  * its open files through /proc or lsof, live wasm connections by the lock
  * table), and holds the set-up lock throughout, so no agentbus process can
  * open the file meanwhile. The steps (integrity, checkpoint, header rewrite)
- * are src/db/convert-protocol.ts, the same ones a Node 20 `agentbus mcp` runs
+ * are src/db/open/convert-protocol.ts, the same ones a Node 20 `agentbus mcp` runs
  * when it meets a posix file; then the file is opened through the normal path
  * with the target driver and integrity-checked.
  */
 import { realpathSync, statSync } from 'node:fs';
-import { convertFileProtocol } from '../../../db/convert-protocol.js';
-import { DbError } from '../../../db/db-error.js';
-import type { Driver, LockProtocol } from '../../../db/driver.js';
-import { integrityProblems } from '../../../db/integrity.js';
-import { openDatabase } from '../../../db/open-database.js';
-import { changeDriverSetting, DRIVER_FOR_PROTOCOL, loadDriver } from '../../../db/select-driver.js';
-import { withSetupLock } from '../../../db/setup-lock.js';
+import { convertFileProtocol } from '../../../db/open/convert-protocol.js';
+import { DbError } from '../../../db/contract/db-error.js';
+import type { Driver, LockProtocol } from '../../../db/contract/driver.js';
+import { integrityProblems } from '../../../db/storage/integrity.js';
+import { openDatabase } from '../../../db/open/open-database.js';
+import { changeDriverSetting, DRIVER_FOR_PROTOCOL, loadDriver } from '../../../db/open/select-driver.js';
+import { withSetupLock } from '../../../db/open/setup-lock.js';
 import { databaseExists, databaseState } from '../../admin-database.js';
 import { commandConfig } from '../../cli-config.js';
 import { CliError } from '../../cli-error.js';

@@ -1,19 +1,19 @@
 /**
  * `agentbus convert --to postgres URL`: copies the local bus into an empty
- * PostgreSQL database (src/db/copy-to-postgres.ts), offline, and never
+ * PostgreSQL database (src/db/open/copy-to-postgres.ts), offline, and never
  * changes the file. Like the protocol conversion it refuses while any
  * process has the file open, and holds the set-up lock while it reads, so no
  * agentbus process can open the file meanwhile: what is copied is the whole
  * bus, and nothing is written to the file after the copy began.
  */
 import { realpathSync, statSync } from 'node:fs';
-import { copyToPostgres } from '../../../db/copy-to-postgres.js';
-import { Database } from '../../../db/database.js';
-import { DbError } from '../../../db/db-error.js';
-import { connectionUrl, databaseUrlProblem } from '../../../db/postgres-url.js';
-import { compareSchema } from '../../../db/schema-compatibility.js';
-import { DRIVER_FOR_PROTOCOL, loadDriver } from '../../../db/select-driver.js';
-import { withSetupLock } from '../../../db/setup-lock.js';
+import { copyToPostgres } from '../../../db/open/copy-to-postgres.js';
+import { Database } from '../../../db/contract/database.js';
+import { DbError } from '../../../db/contract/db-error.js';
+import { connectionUrl, databaseUrlProblem } from '../../../db/open/postgres-url.js';
+import { compareSchema } from '../../../db/open/schema-compatibility.js';
+import { DRIVER_FOR_PROTOCOL, loadDriver } from '../../../db/open/select-driver.js';
+import { withSetupLock } from '../../../db/open/setup-lock.js';
 import { databaseExists, databaseState } from '../../admin-database.js';
 import { commandConfig } from '../../cli-config.js';
 import { CliError } from '../../cli-error.js';
@@ -56,7 +56,7 @@ export async function convertToPostgres(io: CliIo, args: readonly string[], opti
   const reader = await loadDriver(DRIVER_FOR_PROTOCOL[state.protocol]);
   if (!reader.ok) throw new CliError('failed', messages.targetDriverMissing(state.protocol, DRIVER_FOR_PROTOCOL[state.protocol], reader.reason));
   // Loaded only here: a SQLite user's commands never load the postgres files.
-  const { openPostgresDatabase } = await import('../../../db/open-postgres.js');
+  const { openPostgresDatabase } = await import('../../../db/open/open-postgres.js');
   // Checked before the target is touched, and again under the set-up lock.
   refuseWhileHeld(io, path, 'convert');
   const progress = progressFor(io);

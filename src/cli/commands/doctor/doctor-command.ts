@@ -10,20 +10,20 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { ConfigError, type Config } from '../../../config.js';
-import { DbError } from '../../../db/db-error.js';
-import type { Driver, LockProtocol } from '../../../db/driver.js';
-import { databasePath, lostDatabaseMessage, openForInspection } from '../../../db/open-database.js';
-import { readFileState, type FileState } from '../../../db/file-header.js';
-import { lostSchemaMessage } from '../../../db/lost-database.js';
-import { permissionAdvice } from '../../../db/storage-error.js';
-import { changeDriverSetting, DRIVER_FOR_PROTOCOL, loadDriver } from '../../../db/select-driver.js';
+import { DbError } from '../../../db/contract/db-error.js';
+import type { Driver, LockProtocol } from '../../../db/contract/driver.js';
+import { databasePath, lostDatabaseMessage, openForInspection } from '../../../db/open/open-database.js';
+import { readFileState, type FileState } from '../../../db/storage/file-header.js';
+import { lostSchemaMessage } from '../../../db/storage/lost-database.js';
+import { permissionAdvice } from '../../../db/storage/storage-error.js';
+import { changeDriverSetting, DRIVER_FOR_PROTOCOL, loadDriver } from '../../../db/open/select-driver.js';
 import { commandConfig } from '../../cli-config.js';
 import type { CliIo } from '../../cli-io.js';
 import type { Check, CheckStatus } from './doctor-check.js';
 import { driverMissingFinding, INTEGRITY_AFTER_WAL, integrityOkFinding, integrityProblemsFinding, settingMismatchFinding } from './doctor-messages.js';
 import { formatBytes, table } from '../../format.js';
-import { integrityProblems, quickIntegrityProblems } from '../../../db/integrity.js';
-import { settingConflicts } from '../../../db/open-plan.js';
+import { integrityProblems, quickIntegrityProblems } from '../../../db/storage/integrity.js';
+import { settingConflicts } from '../../../db/open/open-plan.js';
 import { checkFileSystem } from './doctor-file-system.js';
 import { checkLocks } from './doctor-locks.js';
 import { progressFor } from '../../progress.js';
@@ -159,7 +159,7 @@ async function checkIntegrity(io: CliIo, path: string, driver: Driver, full: boo
     if (typeof db === 'string') return { name: 'integrity', status: 'warn', message: `not checked: ${db}` };
     try {
       problems = full ? integrityProblems(db) : quickIntegrityProblems(db);
-      // An intact file without its schema where a bus was is the emptied database too (src/db/lost-database.ts).
+      // An intact file without its schema where a bus was is the emptied database too (src/db/storage/lost-database.ts).
       const lostSchema = problems.length === 0 ? lostSchemaMessage(db, dirname(path)) : undefined;
       if (lostSchema !== undefined) return { name: 'integrity', status: 'problem', message: lostSchema };
     } finally {

@@ -6,8 +6,8 @@
 import { existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Config } from '../../../config.js';
-import { databasePath } from '../../../db/open-database.js';
-import { DISK_FULL_BYTES, diskSpace } from '../../../db/disk-space.js';
+import { databasePath } from '../../../db/open/open-database.js';
+import { DISK_FULL_BYTES, diskSpace } from '../../../db/storage/disk-space.js';
 import type { Check } from './doctor-check.js';
 import { formatBytes } from '../../format.js';
 

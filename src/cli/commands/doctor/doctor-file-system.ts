@@ -1,8 +1,8 @@
 /**
  * doctor's `file_system` check: whether the data directory is on a file
- * system where the lock protocols hold (src/db/file-system-kind.ts).
+ * system where the lock protocols hold (src/db/storage/file-system-kind.ts).
  */
-import { fileSystemOf } from '../../../db/file-system-kind.js';
+import { fileSystemOf } from '../../../db/storage/file-system-kind.js';
 import type { Check } from './doctor-check.js';
 
 /** The file_system check for the data directory `dir` (or its nearest existing parent). */

@@ -1,10 +1,10 @@
 /**
  * The longer findings of `agentbus doctor`'s database checks, in one place;
  * the advice they share with opening the database (reinstall, convert) comes
- * from src/db/open-messages.ts.
+ * from src/db/open/open-messages.ts.
  */
-import type { DriverName, LockProtocol } from '../../../db/driver.js';
-import { CONVERT_TO_PORTABLE, convertCommand, REINSTALL } from '../../../db/open-messages.js';
+import type { DriverName, LockProtocol } from '../../../db/contract/driver.js';
+import { CONVERT_TO_PORTABLE, convertCommand, REINSTALL } from '../../../db/open/open-messages.js';
 import { formatBytes } from '../../format.js';
 
 /** lock_protocol: the driver the file's protocol needs cannot run here. */

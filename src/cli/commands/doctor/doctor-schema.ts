@@ -5,8 +5,8 @@
  * (the next `agentbus mcp` of this version upgrades it). Read without
  * upgrading or waiting, like every reading command.
  */
-import { DbError } from '../../../db/db-error.js';
-import { olderSchemaNote } from '../../../db/schema-messages.js';
+import { DbError } from '../../../db/contract/db-error.js';
+import { olderSchemaNote } from '../../../db/open/schema-messages.js';
 import { peekSchema } from '../../admin-database.js';
 import type { Check } from './doctor-check.js';
 

@@ -8,8 +8,8 @@
  */
 import { accessSync, constants } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import { sharedFiles } from '../../../db/shared-file-guard.js';
-import { permissionAdvice } from '../../../db/storage-error.js';
+import { sharedFiles } from '../../../db/storage/shared-file-guard.js';
+import { permissionAdvice } from '../../../db/storage/storage-error.js';
 import type { Check } from './doctor-check.js';
 
 /** What the checks of files inside the data directory say when they cannot look inside it. */

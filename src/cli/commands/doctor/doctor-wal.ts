@@ -1,11 +1,11 @@
 /**
  * doctor's `wal` check: whether the `-wal` beside the database is one SQLite
- * will read whole (src/db/wal-file.ts says what is normal after a crash and
+ * will read whole (src/db/storage/wal-file.ts says what is normal after a crash and
  * what is damage). It must run before anything opens the database: the last
  * connection to close checkpoints and deletes the WAL, evidence included.
  */
-import { sleepSync } from '../../../db/sleep-sync.js';
-import { inspectWal, type WalReport } from '../../../db/wal-file.js';
+import { sleepSync } from '../../../db/contract/sleep-sync.js';
+import { inspectWal, type WalReport } from '../../../db/storage/wal-file.js';
 import type { Check } from './doctor-check.js';
 import { formatBytes } from '../../format.js';
 

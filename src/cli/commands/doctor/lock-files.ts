@@ -1,11 +1,11 @@
 /**
  * The lock files beside a database, read for `doctor` and `convert` without
- * joining any lock protocol (formats in src/db/setup-lock.ts and
- * src/db/portable-lock-files.ts):
+ * joining any lock protocol (formats in src/db/open/setup-lock.ts and
+ * src/db/lock-records/portable-lock-files.ts):
  * - `<db>.setup-lock/` (both drivers): a directory holding `owner` and `lease`;
  * - `<db>-locks` (portable protocol): one record per connection; pid 0 is a free record;
  * - `<db>-locks.d/` (portable protocol): admin markers named after their owners.
- * Every owner is judged as the drivers judge it (src/db/lock-owner-verdict.ts):
+ * Every owner is judged as the drivers judge it (src/db/lock-records/lock-owner-verdict.ts):
  * by pid in this realm, by lease in another. Stale means certainly dead, or
  * another realm's owner whose lease expired (`--fix` then does what the
  * drivers do to it: revokes the lease, so a stopped owner fences itself when
@@ -14,8 +14,8 @@
  */
 import { closeSync, constants as fsc, openSync, readdirSync, readFileSync, rmdirSync, rmSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { describeVerdict, judgeLockOwner, type OwnerVerdict } from '../../../db/lock-owner-verdict.js';
-import { LeaseWatch, leaseReadableAtOnce, type LeaseStamp } from '../../../db/owner-lease.js';
+import { describeVerdict, judgeLockOwner, type OwnerVerdict } from '../../../db/lock-records/lock-owner-verdict.js';
+import { LeaseWatch, leaseReadableAtOnce, type LeaseStamp } from '../../../db/lock-records/owner-lease.js';
 import {
   adminMarkerDir,
   formatOwner,
@@ -26,8 +26,8 @@ import {
   RECORD_SIZE,
   revokeLease,
   type LockOwner,
-} from '../../../db/portable-lock-files.js';
-import { sleepSync } from '../../../db/sleep-sync.js';
+} from '../../../db/lock-records/portable-lock-files.js';
+import { sleepSync } from '../../../db/contract/sleep-sync.js';
 import {
   describeSetupLock,
   inspectSetupLock,
@@ -38,7 +38,7 @@ import {
   SetupLockWatch,
   withSetupLock,
   type SetupLockView,
-} from '../../../db/setup-lock.js';
+} from '../../../db/open/setup-lock.js';
 
 export type LockKind = 'setup_lock' | 'lock_record' | 'admin_marker';
 

@@ -12,12 +12,12 @@ import { PathIndex } from '../../../bus/reservations-path-index.js';
 import { findRepository } from '../../../bus/reservations-repository.js';
 import type { Clock } from '../../../clock.js';
 import type { Config } from '../../../config.js';
-import type { LockProtocol } from '../../../db/driver.js';
-import { Database } from '../../../db/database.js';
-import { readFileState } from '../../../db/file-header.js';
-import { lostDatabaseMessage } from '../../../db/lost-database.js';
-import { databasePath } from '../../../db/open-database.js';
-import { DRIVER_FOR_PROTOCOL, loadDriver } from '../../../db/select-driver.js';
+import type { LockProtocol } from '../../../db/contract/driver.js';
+import { Database } from '../../../db/contract/database.js';
+import { readFileState } from '../../../db/storage/file-header.js';
+import { lostDatabaseMessage } from '../../../db/storage/lost-database.js';
+import { databasePath } from '../../../db/open/open-database.js';
+import { DRIVER_FOR_PROTOCOL, loadDriver } from '../../../db/open/select-driver.js';
 import type { Committer } from './guard-committer.js';
 
 /** How long the guard's read waits on another process's lock before it gives up (and lets the commit through). */

@@ -16,7 +16,7 @@ import { spawnSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { repositoryLabel } from '../../../bus/reservations-repository.js';
-import type { LockProtocol } from '../../../db/driver.js';
+import type { LockProtocol } from '../../../db/contract/driver.js';
 import { harnessNames } from '../../../harness/harness-names.js';
 import { packageRoot } from '../../../package-root.js';
 import { CliError, EXIT_CODES } from '../../cli-error.js';

@@ -11,10 +11,10 @@
 import { spawnSync } from 'node:child_process';
 import { realpathSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import type { LockProtocol } from '../../../db/driver.js';
-import { readFileState } from '../../../db/file-header.js';
-import { databasePath } from '../../../db/open-database.js';
-import { DRIVER_FOR_PROTOCOL, loadDriver } from '../../../db/select-driver.js';
+import type { LockProtocol } from '../../../db/contract/driver.js';
+import { readFileState } from '../../../db/storage/file-header.js';
+import { databasePath } from '../../../db/open/open-database.js';
+import { DRIVER_FOR_PROTOCOL, loadDriver } from '../../../db/open/select-driver.js';
 
 /** Set in the environment of a guard a Node handed the check over to, so it never hands over again. */
 export const HANDOVER_ENV = 'AGENTBUS_GUARD_HANDED_OVER';

@@ -3,7 +3,7 @@
  * and a confirmation. Refuses without a terminal unless `--yes` is given, so
  * a script never wipes by accident. The file is never unlinked: running
  * processes keep it open and recover by registering again. A database that
- * lost its content (emptied, overwritten: src/db/lost-database.ts), which
+ * lost its content (emptied, overwritten: src/db/storage/lost-database.ts), which
  * every other command refuses, is replaced by a new empty bus here, the one
  * way to start empty on purpose; its backups are kept.
  */
@@ -31,8 +31,8 @@ async function resetLost(io: CliIo, config: Config, path: string, yes: boolean):
 }
 import { dirname } from 'node:path';
 import type { Config } from '../../../config.js';
-import type { Database } from '../../../db/database.js';
-import { lostDatabaseMessage, openDatabase } from '../../../db/open-database.js';
+import type { Database } from '../../../db/contract/database.js';
+import { lostDatabaseMessage, openDatabase } from '../../../db/open/open-database.js';
 import { liveSessions, resetDatabase } from '../../../maintenance/reset.js';
 import { databaseExists, databaseState } from '../../admin-database.js';
 import { commandConfig } from '../../cli-config.js';

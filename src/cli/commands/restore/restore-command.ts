@@ -7,7 +7,7 @@
  *    backup file itself is only read;
  * 2. under the set-up lock (no agentbus process can open the database
  *    meanwhile) it refuses while any process has the database open
- *    (src/db/file-holders.ts);
+ *    (src/db/lock-records/file-holders.ts);
  * 3. the current database is kept aside in `<data>/backups/` with its -wal and
  *    rollback journal (they may hold committed data), the -shm and the lock
  *    files, which only describe the old file, are removed, and the checked
@@ -17,17 +17,17 @@
  */
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, realpathSync, renameSync, rmdirSync, rmSync, statSync, unlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Database } from '../../../db/database.js';
-import type { Driver, LockProtocol } from '../../../db/driver.js';
-import { readFileState } from '../../../db/file-header.js';
-import { integrityProblems } from '../../../db/integrity.js';
-import { appliedMigrations, defaultMigrationsDir, loadMigrations, pendingMigrations } from '../../../db/migrations.js';
-import { databasePath, openDatabase, prepareDataDir } from '../../../db/open-database.js';
-import { openerRegistryDir } from '../../../db/opener-registry.js';
-import { adminMarkerDir, lockTablePath } from '../../../db/portable-lock-files.js';
-import { DRIVER_FOR_PROTOCOL, loadDriver } from '../../../db/select-driver.js';
-import { withSetupLock } from '../../../db/setup-lock.js';
-import { otherProtocol } from '../../../db/lock-protocol.js';
+import { Database } from '../../../db/contract/database.js';
+import type { Driver, LockProtocol } from '../../../db/contract/driver.js';
+import { readFileState } from '../../../db/storage/file-header.js';
+import { integrityProblems } from '../../../db/storage/integrity.js';
+import { appliedMigrations, defaultMigrationsDir, loadMigrations, pendingMigrations } from '../../../db/open/migrations.js';
+import { databasePath, openDatabase, prepareDataDir } from '../../../db/open/open-database.js';
+import { openerRegistryDir } from '../../../db/lock-records/opener-registry.js';
+import { adminMarkerDir, lockTablePath } from '../../../db/lock-records/portable-lock-files.js';
+import { DRIVER_FOR_PROTOCOL, loadDriver } from '../../../db/open/select-driver.js';
+import { withSetupLock } from '../../../db/open/setup-lock.js';
+import { otherProtocol } from '../../../db/lock-records/lock-protocol.js';
 import { commandConfig } from '../../cli-config.js';
 import { CliError } from '../../cli-error.js';
 import type { CliIo } from '../../cli-io.js';

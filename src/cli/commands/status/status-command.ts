@@ -8,12 +8,12 @@ import { liveReservations } from '../../../liveness/reservations-live.js';
 import { repositoryLabel } from '../../../bus/reservations-repository.js';
 import { readReport, type StatusReport, type StatusReservation } from '../../../bus/status-report.js';
 import type { Config } from '../../../config.js';
-import { DbError } from '../../../db/db-error.js';
-import { lostDatabaseMessage } from '../../../db/lost-database.js';
-import type { LockProtocol } from '../../../db/driver.js';
-import type { SchemaComparison } from '../../../db/schema-compatibility.js';
-import { olderSchemaMessage } from '../../../db/schema-messages.js';
-import { DRIVER_FOR_PROTOCOL } from '../../../db/select-driver.js';
+import { DbError } from '../../../db/contract/db-error.js';
+import { lostDatabaseMessage } from '../../../db/storage/lost-database.js';
+import type { LockProtocol } from '../../../db/contract/driver.js';
+import type { SchemaComparison } from '../../../db/open/schema-compatibility.js';
+import { olderSchemaMessage } from '../../../db/open/schema-messages.js';
+import { DRIVER_FOR_PROTOCOL } from '../../../db/open/select-driver.js';
 import { databaseExists, databaseState, openIfCurrent } from '../../admin-database.js';
 import { commandConfig } from '../../cli-config.js';
 import type { CliIo } from '../../cli-io.js';
@@ -61,7 +61,7 @@ async function emptyReport(config: Config, path: string): Promise<StatusReport> 
 
 /**
  * The report of a database behind this agentbus's schema, which status never
- * upgrades (src/db/schema-compatibility.ts): the file and a notice saying who
+ * upgrades (src/db/open/schema-compatibility.ts): the file and a notice saying who
  * upgrades it; the bus itself is read by the version that wrote it.
  */
 function olderSchemaReport(config: Config, path: string, protocol: LockProtocol, schema: SchemaComparison, now: number): StatusReport {

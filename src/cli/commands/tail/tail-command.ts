@@ -8,7 +8,7 @@ import { createChangeWaiter, POLL_INTERVAL_MS } from '../../../bus/change-waiter
 import { DIRECT_CHANNEL } from '../../../bus/direct-addressees.js';
 import { MESSAGE_COLUMNS, toMessage, type Message, type MessageRow } from '../../../bus/message-row.js';
 import { isChannelName } from '../../../bus/names.js';
-import type { Database } from '../../../db/database.js';
+import type { Database } from '../../../db/contract/database.js';
 import { closestName } from '../../../did-you-mean.js';
 import { openBusDatabase } from '../../bus-database.js';
 import { commandConfig } from '../../cli-config.js';

@@ -15,7 +15,7 @@
  * that span. What may then be done to an expired owner is the caller's rule
  * (see docs/drivers.md, "Owners in other realms").
  */
-import { clockIsBoots, currentProcess, monotonicMs, type ProcessRealm } from './process-identity.js';
+import { clockIsBoots, currentProcess, monotonicMs, type ProcessRealm } from '../processes/process-identity.js';
 
 /** An owner renews its lease at least this often while its process runs. */
 export const LEASE_RENEW_MS = 1_000;

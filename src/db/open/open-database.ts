@@ -5,11 +5,11 @@
  */
 import { accessSync, chmodSync, constants, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { listBackups, restoreSteps } from './backups.js';
-import { Database } from './database.js';
-import { DbError } from './db-error.js';
-import type { Connection, Driver, DriverName, LockProtocol, SqliteCapabilities } from './driver.js';
-import { APPLICATION_ID, readFileState, type FileState } from './file-header.js';
+import { listBackups, restoreSteps } from '../storage/backups.js';
+import { Database } from '../contract/database.js';
+import { DbError } from '../contract/db-error.js';
+import type { Connection, Driver, DriverName, LockProtocol, SqliteCapabilities } from '../contract/driver.js';
+import { APPLICATION_ID, readFileState, type FileState } from '../storage/file-header.js';
 import {
   applyMigration,
   appliedMigrations,
@@ -19,10 +19,10 @@ import {
   type MigrationReport,
 } from './migrations.js';
 import { convertFileProtocol } from './convert-protocol.js';
-import { describeHolders, surveyHolders } from './file-holders.js';
-import { lostDatabaseMessage, lostSchemaMessage } from './lost-database.js';
+import { describeHolders, surveyHolders } from '../lock-records/file-holders.js';
+import { lostDatabaseMessage, lostSchemaMessage } from '../storage/lost-database.js';
 import { openSteps, type OpenStep } from './open-plan.js';
-import { registerOpener } from './opener-registry.js';
+import { registerOpener } from '../lock-records/opener-registry.js';
 import { RegisteredConnection } from './registered-connection.js';
 import {
   changeDriverSetting,
@@ -32,11 +32,11 @@ import {
   type DriverChoice,
   type DriverChoiceSource,
 } from './select-driver.js';
-import { isCertainlyDead, parseProcessIdentity } from './process-identity.js';
+import { isCertainlyDead, parseProcessIdentity } from '../processes/process-identity.js';
 import { setupLockDir, withSetupLock } from './setup-lock.js';
-import { refuseUnsupportedFileSystem } from './file-system-kind.js';
-import { permissionAdvice, storageError } from './storage-error.js';
-import { WAL_SIZE_LIMIT_BYTES } from './wal-size-limit.js';
+import { refuseUnsupportedFileSystem } from '../storage/file-system-kind.js';
+import { permissionAdvice, storageError } from '../storage/storage-error.js';
+import { WAL_SIZE_LIMIT_BYTES } from '../contract/wal-size-limit.js';
 import {
   busyAtOpenMessage,
   cannotCreateDataDirMessage,
@@ -63,7 +63,7 @@ import {
   REINSTALL,
 } from './open-messages.js';
 
-export { lostDatabaseMessage } from './lost-database.js';
+export { lostDatabaseMessage } from '../storage/lost-database.js';
 
 export const DATABASE_FILE = 'agentbus.db';
 const BACKUPS_KEPT = 3;
@@ -261,7 +261,7 @@ async function refusal(input: PlanInput, because: Extract<OpenStep, { kind: 'ref
 
 /**
  * Picks the driver for the file as it looks now, by carrying out the steps of
- * src/db/open-plan.ts. A foreign-looking header read outside the set-up lock
+ * src/db/open/open-plan.ts. A foreign-looking header read outside the set-up lock
  * may be another process's half-written first page: it is planned as a new
  * file, and the verdict is given under the lock.
  */

@@ -12,7 +12,7 @@
 import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { backupDir, listBackups, restoreSteps } from './backups.js';
-import type { Database } from './database.js';
+import type { Database } from '../contract/database.js';
 import type { FileState } from './file-header.js';
 
 /** The log file (src/log.ts LOG_FILE: not imported here, it would load the logger into every storage user). */

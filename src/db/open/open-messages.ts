@@ -3,8 +3,8 @@
  * message, and for the advice several of them give (reinstalling, converting
  * the file), which `agentbus doctor` and the driver selection repeat.
  */
-import type { DriverName, LockProtocol } from './driver.js';
-import { otherProtocol } from './lock-protocol.js';
+import type { DriverName, LockProtocol } from '../contract/driver.js';
+import { otherProtocol } from '../lock-records/lock-protocol.js';
 
 /** The fix when a driver that should be installed is missing. */
 export const REINSTALL = 'reinstall agentbus with `npm ci`';

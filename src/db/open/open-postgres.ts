@@ -1,7 +1,7 @@
 /**
  * Opening a bus on a PostgreSQL server (database_url): the postgres driver,
  * then the migrations of sql/postgres/, compared with schema_migrations and
- * applied as for SQLite (src/db/migrations.ts): a newer schema is refused
+ * applied as for SQLite (src/db/open/migrations.ts): a newer schema is refused
  * before anything is written, and each migration runs in its own write
  * transaction, which takes the bus's writer lock and re-checks, so
  * concurrent openers apply it exactly once. What the SQLite opener does
@@ -10,10 +10,10 @@
  * and its backups are PostgreSQL's (pg_dump, replication).
  */
 import { join } from 'node:path';
-import { packageRoot } from '../package-root.js';
-import { Database } from './database.js';
-import { DbError } from './db-error.js';
-import type { DriverCapabilities } from './driver.js';
+import { packageRoot } from '../../package-root.js';
+import { Database } from '../contract/database.js';
+import { DbError } from '../contract/db-error.js';
+import type { DriverCapabilities } from '../contract/driver.js';
 import { applyMigration, appliedMigrations, loadMigrations, pendingMigrations, type MigrationReport } from './migrations.js';
 import { connectionUrl, type DatabasePasswordSettings } from './postgres-url.js';
 import { loadPostgresDriver } from './select-driver.js';

@@ -16,11 +16,11 @@
  * with nobody on the file the old protocol's locks guard nothing.
  */
 import { rmSync } from 'node:fs';
-import { Database } from './database.js';
-import { DbError } from './db-error.js';
-import type { Driver, LockProtocol } from './driver.js';
-import { APPLICATION_ID, readFileState } from './file-header.js';
-import { integrityProblems } from './integrity.js';
+import { Database } from '../contract/database.js';
+import { DbError } from '../contract/db-error.js';
+import type { Driver, LockProtocol } from '../contract/driver.js';
+import { APPLICATION_ID, readFileState } from '../storage/file-header.js';
+import { integrityProblems } from '../storage/integrity.js';
 
 export interface ConvertSteps {
   /** Called before each step with a short description, for progress output. */

@@ -15,9 +15,9 @@
  * Every table of the source is named below, copied or not and why: a table
  * a later migration adds fails the copy (and its test) until it is named.
  */
-import type { Database } from './database.js';
-import { DbError } from './db-error.js';
-import type { SqlValue } from './driver.js';
+import type { Database } from '../contract/database.js';
+import { DbError } from '../contract/db-error.js';
+import type { SqlValue } from '../contract/driver.js';
 
 /** The tables copied, in an order their foreign keys and triggers allow: known_names before sessions (whose insert trigger adds a name). */
 const COPIED = [

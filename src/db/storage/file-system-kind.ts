@@ -20,7 +20,7 @@
  */
 import { readFileSync, realpathSync, statfsSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { DbError } from './db-error.js';
+import { DbError } from '../contract/db-error.js';
 
 export type FileSystemVerdict =
   /** A local file system: both protocols hold. */

@@ -16,8 +16,8 @@
  */
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { LockProtocol } from './driver.js';
-import { currentProcess, formatProcessIdentity, judgeProcess, parseProcessIdentity, type Liveness, type ProcessIdentity } from './process-identity.js';
+import type { LockProtocol } from '../contract/driver.js';
+import { currentProcess, formatProcessIdentity, judgeProcess, parseProcessIdentity, type Liveness, type ProcessIdentity } from '../processes/process-identity.js';
 
 /** The registry directory beside a database. */
 export function openerRegistryDir(dbPath: string): string {

@@ -15,8 +15,8 @@
  */
 import { statSync } from 'node:fs';
 import { basename } from 'node:path';
-import { DbError } from './db-error.js';
-import { lockTablePath } from './portable-lock-files.js';
+import { DbError } from '../contract/db-error.js';
+import { lockTablePath } from '../lock-records/portable-lock-files.js';
 
 /** The files beside (and including) a database that its processes share while it is open. */
 export function sharedFiles(dbPath: string): string[] {

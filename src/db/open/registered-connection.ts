@@ -4,7 +4,7 @@
  * registry entry, so a conversion or restore stops seeing it the moment it is
  * closed. Everything else is the driver's connection, passed through.
  */
-import type { Connection, SqliteCapabilities, Statement } from './driver.js';
+import type { Connection, SqliteCapabilities, Statement } from '../contract/driver.js';
 
 export class RegisteredConnection implements Connection<SqliteCapabilities> {
   constructor(

@@ -7,7 +7,7 @@
  * here or anywhere else shows the password: redact the URL first.
  */
 import { readFileSync, statSync } from 'node:fs';
-import { DbError } from './db-error.js';
+import { DbError } from '../contract/db-error.js';
 
 const SCHEMES = ['postgres:', 'postgresql:'];
 

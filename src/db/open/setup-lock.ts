@@ -26,12 +26,12 @@
  */
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
-import { DbError } from './db-error.js';
-import { describeVerdict, judgeLockOwner, type OwnerVerdict } from './lock-owner-verdict.js';
-import { currentStampMs, LeaseWatch, type LeaseStamp } from './owner-lease.js';
-import type { LockOwner } from './portable-lock-files.js';
-import { clockIsBoots, currentProcess, formatProcessIdentity, monotonicMs, parseProcessIdentity } from './process-identity.js';
-import { sleepSync } from './sleep-sync.js';
+import { DbError } from '../contract/db-error.js';
+import { describeVerdict, judgeLockOwner, type OwnerVerdict } from '../lock-records/lock-owner-verdict.js';
+import { currentStampMs, LeaseWatch, type LeaseStamp } from '../lock-records/owner-lease.js';
+import type { LockOwner } from '../lock-records/portable-lock-files.js';
+import { clockIsBoots, currentProcess, formatProcessIdentity, monotonicMs, parseProcessIdentity } from '../processes/process-identity.js';
+import { sleepSync } from '../contract/sleep-sync.js';
 
 /** A directory without an owner file for this long was left by a crash between mkdir and rename. */
 export const OWNERLESS_GRACE_MS = 5_000;

@@ -14,7 +14,7 @@
  */
 import { LEASE_EXPIRY_MS, leaseAgeMs, type LeaseStamp, type LeaseWatch } from './owner-lease.js';
 import { formatOwner, ownerProcess, type LockOwner } from './portable-lock-files.js';
-import { currentProcess, judgeProcess, type Liveness, type ProcessIdentity } from './process-identity.js';
+import { currentProcess, judgeProcess, type Liveness, type ProcessIdentity } from '../processes/process-identity.js';
 
 export type OwnerVerdict =
   /** Runs: its pid says so, or it renewed its lease within the expiry (leaseAgeMs then says how long ago, at least). */

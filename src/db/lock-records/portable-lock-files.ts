@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { readSync, writeSync } from 'node:fs';
 import type { LeaseStamp } from './owner-lease.js';
-import { currentProcess, type ProcessIdentity, type ProcessRealm } from './process-identity.js';
+import { currentProcess, type ProcessIdentity, type ProcessRealm } from '../processes/process-identity.js';
 
 /** Who holds a record in the lock table or an admin marker. */
 export interface LockOwner {

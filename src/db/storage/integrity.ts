@@ -1,6 +1,6 @@
 /** SQLite's integrity check, as a list of problems (empty when the file is sound). */
-import type { Database } from './database.js';
-import { DbError } from './db-error.js';
+import type { Database } from '../contract/database.js';
+import { DbError } from '../contract/db-error.js';
 
 /**
  * Runs `PRAGMA integrity_check`; a file so damaged that SQLite cannot even

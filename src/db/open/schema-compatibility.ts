@@ -9,7 +9,7 @@
  * commands that only read never do, or every older agent that restarts would
  * be refused because someone ran `agentbus status`.
  */
-import type { Database } from './database.js';
+import type { Database } from '../contract/database.js';
 import { appliedMigrations, defaultMigrationsDir, loadMigrations, pendingMigrations, type Migration } from './migrations.js';
 
 /** The database's schema beside this agentbus's. */

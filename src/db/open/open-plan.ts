@@ -1,7 +1,7 @@
 /**
  * Which driver opens the file, declared in one place before any driver is
  * loaded: a list of steps, tried in order, for the file as its header
- * records it (src/db/file-header.ts) and the driver setting.
+ * records it (src/db/storage/file-header.ts) and the driver setting.
  *
  *   file          setting                    steps
  *   new           auto                       open native | open wasm | refuse no_driver
@@ -15,7 +15,7 @@
  * it with wasm. open-database.ts carries the steps out; doctor's lock_protocol
  * check applies the same settingConflicts.
  */
-import type { DriverName, LockProtocol } from './driver.js';
+import type { DriverName, LockProtocol } from '../contract/driver.js';
 import { DRIVER_FOR_PROTOCOL, type DriverChoice } from './select-driver.js';
 
 export type OpenStep =

@@ -12,11 +12,11 @@
  */
 import { readFileSync, realpathSync } from 'node:fs';
 import { liveOpeners } from './opener-registry.js';
-import { processesHolding, type OpenFilesMethod } from './open-files.js';
+import { processesHolding, type OpenFilesMethod } from '../processes/open-files.js';
 import { judgeLockOwner } from './lock-owner-verdict.js';
 import { LeaseWatch } from './owner-lease.js';
 import { isRevoked, lockTablePath, ownerProcess, readRecordHead, RECORD_SIZE } from './portable-lock-files.js';
-import { currentProcess, describeProcess, sameRealm, type ProcessIdentity } from './process-identity.js';
+import { currentProcess, describeProcess, sameRealm, type ProcessIdentity } from '../processes/process-identity.js';
 
 export interface FileHolder {
   /** The process, as far as known (realm undefined when only its pid is known). */

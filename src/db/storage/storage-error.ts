@@ -8,7 +8,7 @@
  */
 import { statSync, type Stats } from 'node:fs';
 import { dirname } from 'node:path';
-import { DbError } from './db-error.js';
+import { DbError } from '../contract/db-error.js';
 import { diskIsFull } from './disk-space.js';
 import { currentUid, describeUser, userName } from './file-owner.js';
 

@@ -2,8 +2,7 @@
  * The one module under src/ that imports drivers/. Everything else reaches a
  * driver through the Driver contract it returns.
  */
-import type { DriverCapabilities, DriverLoadResult, DriverName, LockProtocol } from './driver.js';
-import { REINSTALL } from './open-messages.js';
+import type { DriverCapabilities, DriverLoadResult, DriverName, LockProtocol } from '../contract/driver.js';
 
 /** What a user may ask for: a driver by name, or `auto`. */
 export type DriverChoice = 'auto' | DriverName;
@@ -57,8 +56,8 @@ export function loadDriver(name: DriverName): Promise<DriverLoadResult> {
   if (result === undefined) {
     result =
       name === 'native'
-        ? import('../../drivers/native/native-driver.js').then((m) => m.loadNativeDriver())
-        : import('../../drivers/wasm/wasm-driver.js').then((m) => m.loadWasmDriver());
+        ? import('../../../drivers/native/native-driver.js').then((m) => m.loadNativeDriver())
+        : import('../../../drivers/wasm/wasm-driver.js').then((m) => m.loadWasmDriver());
     loaded.set(name, result);
   }
   return result;
@@ -72,44 +71,9 @@ let postgres: Promise<DriverLoadResult<DriverCapabilities>> | undefined;
  * user's process never loads it or the `pg` client.
  */
 export function loadPostgresDriver(): Promise<DriverLoadResult<DriverCapabilities>> {
-  postgres ??= import('../../drivers/postgres/postgres-driver.js').then(
+  postgres ??= import('../../../drivers/postgres/postgres-driver.js').then(
     (m) => m.loadPostgresDriver(),
     (error: unknown) => ({ ok: false, reason: `the postgres driver failed to load: ${(error as Error)?.message ?? String(error)}` }) as const,
   );
   return postgres;
-}
-
-/** The driver a new database would get here, and why, for `status` and `doctor` before the first `agentbus mcp`. */
-export interface NewDatabaseDriver {
-  /** The driver `agentbus mcp` would create the database with; undefined when the choice cannot run here. */
-  readonly driver: DriverName | undefined;
-  /** The lock protocol the new file would record. */
-  readonly lockProtocol: LockProtocol | undefined;
-  /** Why, in words: the setting that decided, and what loaded. */
-  readonly why: string;
-}
-
-/** Decides as opening a new database does (open-database.ts), without opening anything. */
-export async function newDatabaseDriver(choice: DriverChoice, source: DriverChoiceSource): Promise<NewDatabaseDriver> {
-  const protocolOf = (name: DriverName): LockProtocol => (name === 'native' ? 'posix' : 'portable');
-  if (choice !== 'auto') {
-    const loaded = await loadDriver(choice);
-    if (loaded.ok) return { driver: choice, lockProtocol: protocolOf(choice), why: `${describeDriverSetting(choice, source)} asks for it` };
-    return {
-      driver: undefined,
-      lockProtocol: undefined,
-      why: `${describeDriverSetting(choice, source)} asks for the ${choice} driver, but ${loaded.reason}; ${changeDriverSetting(source, 'auto')}`,
-    };
-  }
-  const native = await loadDriver('native');
-  if (native.ok) {
-    return {
-      driver: 'native',
-      lockProtocol: 'posix',
-      why: `auto: node:sqlite runs on this Node (${process.version}); a Node 20 agentbus mcp converts the file to portable by itself when it finds no process holding it`,
-    };
-  }
-  const wasm = await loadDriver('wasm');
-  if (wasm.ok) return { driver: 'wasm', lockProtocol: 'portable', why: `auto: ${native.reason}` };
-  return { driver: undefined, lockProtocol: undefined, why: `no driver can run here (${native.reason}; ${wasm.reason}); ${REINSTALL}` };
 }

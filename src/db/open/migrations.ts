@@ -7,10 +7,10 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { packageRoot } from '../package-root.js';
-import type { Database } from './database.js';
-import { DbError } from './db-error.js';
-import type { DriverCapabilities } from './driver.js';
+import { packageRoot } from '../../package-root.js';
+import type { Database } from '../contract/database.js';
+import { DbError } from '../contract/db-error.js';
+import type { DriverCapabilities } from '../contract/driver.js';
 import { newerSchemaMessage } from './schema-messages.js';
 
 export interface Migration {

@@ -8,7 +8,7 @@
  * WAL is in use; only an offline conversion changes it.
  */
 import { closeSync, openSync, readSync } from 'node:fs';
-import type { LockProtocol } from './driver.js';
+import type { LockProtocol } from '../contract/driver.js';
 
 /** application_id values: "abPX" marks posix, "abPT" portable. */
 export const APPLICATION_ID: Readonly<Record<LockProtocol, number>> = {
