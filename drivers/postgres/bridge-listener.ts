@@ -35,7 +35,7 @@ function identifier(name: string): string {
 
 /**
  * Listens on `channel` until close(), posting each payload (and `*` after
- * each reconnection) on `port`. One closure a little over 60 lines: the
+ * each reconnection) on `port`. Long, as one closure of a little over 60 lines: the
  * client, the retry timer and the closed flag are shared by connect, its
  * loss handler and close, and split apart they would need a state object.
  */

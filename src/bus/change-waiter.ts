@@ -272,6 +272,26 @@ function extraBells(dataDir: string): ExtraBells {
 }
 
 /**
+ * Follows one wake source at a time (the function returned replaces the one
+ * followed; undefined stops): each notification's keys ring the waiters the
+ * bell files of those keys would.
+ */
+function notificationBells(hint: () => void, extra: ReturnType<typeof extraBells>): (source: WakeSource | undefined) => void {
+  let unsubscribe: (() => void) | undefined;
+  // A payload is the space-separated keys of the bells one commit rang.
+  const heard = (payload: string): void => {
+    for (const key of payload.split(' ')) {
+      if (key === COMMON_BELL_KEY || key === EVERY_BELL_KEY) hint();
+      if (key !== COMMON_BELL_KEY) extra.ring(key);
+    }
+  };
+  return (source) => {
+    unsubscribe?.();
+    unsubscribe = source?.subscribe(heard);
+  };
+}
+
+/**
  * A waiter woken by the bell of `<dataDir>`; one per process is enough. It
  * watches from creation, so a ring between a caller's look and its wait is
  * not lost; a name's bell from `watchName` (or the first wait on it) until
@@ -288,18 +308,7 @@ export function createChangeWaiter(dataDir: string, pollMs = POLL_INTERVAL_MS, o
   const extra = extraBells(dataDir);
   // A reader that shows every message (tail, the console) hears every direct message as it hears the common bell.
   if (options.everyDirect === true) extra.add('direct', hint);
-  let unsubscribe: (() => void) | undefined;
-  // A payload is the space-separated keys of the bells one commit rang.
-  const heard = (payload: string): void => {
-    for (const key of payload.split(' ')) {
-      if (key === COMMON_BELL_KEY || key === EVERY_BELL_KEY) hint();
-      if (key !== COMMON_BELL_KEY) extra.ring(key);
-    }
-  };
-  const listenTo = (source: WakeSource | undefined): void => {
-    unsubscribe?.();
-    unsubscribe = source?.subscribe(heard);
-  };
+  const listenTo = notificationBells(hint, extra);
   listenTo(options.wakeSource);
 
   return {

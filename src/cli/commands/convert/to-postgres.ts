@@ -20,10 +20,13 @@ import { CliError } from '../../cli-error.js';
 import type { CliIo } from '../../cli-io.js';
 import { progressFor } from '../../progress.js';
 import { refuseWhileHeld } from '../../refuse-while-held.js';
-import type { ConvertOptions } from './convert-command.js';
+import type { OptionsOf } from '../../command-spec.js';
+import type { spec } from './spec.js';
 import * as messages from './messages.js';
 
 const SETUP_WAIT_MS = 10_000;
+
+type ConvertOptions = OptionsOf<typeof spec.options>;
 
 /** The URL to connect with (the configured password file or variable filling in a URL without one). */
 function targetUrl(io: CliIo, args: readonly string[], options: ConvertOptions): { url: string; where: string } {
