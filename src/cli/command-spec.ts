@@ -18,6 +18,10 @@ export interface OptionSpec {
   readonly description: string;
   /** For a value flag: what the value is, for the error when it is missing (e.g. "a path, e.g. --config ..."). */
   readonly value?: string;
+  /** Refused: the registry's old spelling of `kind: 'boolean'` (a const type parameter checks no excess property, this does). */
+  readonly boolean?: never;
+  /** Refused: the old spelling of `kind: 'repeatable'`. */
+  readonly multiple?: never;
 }
 
 export interface CommandSpec<O extends readonly OptionSpec[] = readonly OptionSpec[]> {

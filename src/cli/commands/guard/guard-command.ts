@@ -22,10 +22,11 @@ import { packageRoot } from '../../../package-root.js';
 import { CliError, EXIT_CODES } from '../../cli-error.js';
 import type { CliIo } from '../../cli-io.js';
 import { commandConfig, configFlag } from '../../cli-config.js';
-import { remaining } from '../../format.js';
-import { checkCommit, type GuardHit } from './guard-check.js';
-import { committingAgent, COMMITTER_ENV, type Committer } from './guard-committer.js';
+import { checkCommit } from './guard-check.js';
+import { committingAgent } from './guard-committer.js';
 import { installGuard } from './guard-install.js';
+import * as messages from './messages.js';
+import { COMMIT, PUSH, type Checked } from './messages.js';
 import { busProtocol, cannotCheckText, findReadingNode, HANDOVER_ENV, thisNodeReads } from './guard-node.js';
 import type { OptionsOf } from '../../command-spec.js';
 import type { spec } from './spec.js';
@@ -33,41 +34,7 @@ import type { spec } from './spec.js';
 /** The options `agentbus guard` takes (its spec.ts). */
 export type GuardOptions = OptionsOf<typeof spec.options>;
 
-/** Hits listed in a refusal; the rest are counted. */
-const HITS_SHOWN = 20;
 
-function describeHit(hit: GuardHit, now: number): string {
-  const r = hit.reservation;
-  const why = r.reason === null ? '' : `: ${r.reason}`;
-  return `  ${hit.path}  reserved by ${r.holder} ("${r.pattern}", exclusive, expires ${new Date(r.expires_at).toISOString()}, ${remaining(now, r.expires_at)})${why}`;
-}
-
-/** What is being checked, for messages. */
-interface Checked {
-  /** `commit` or `push`. */
-  readonly what: string;
-  /** How it touches the files: `it touches` / `its commits change`. */
-  readonly touches: string;
-}
-
-const COMMIT: Checked = { what: 'commit', touches: 'it touches' };
-const PUSH: Checked = { what: 'push', touches: 'its commits change' };
-
-function refusalText(checked: Checked, hits: readonly GuardHit[], committer: Committer | undefined, repository: string, now: number): string {
-  const holders = [...new Set(hits.map((h) => h.reservation.holder))];
-  const lines = [
-    `agentbus guard: ${checked.what} refused: ${checked.touches} files ${holders.join(', ')} reserved exclusively in ${repository}:`,
-    ...hits.slice(0, HITS_SHOWN).map((h) => describeHit(h, now)),
-  ];
-  if (hits.length > HITS_SHOWN) lines.push(`  ... and ${hits.length - HITS_SHOWN} more`);
-  lines.push(
-    committer === undefined
-      ? `The committer is not known (no --as, ${COMMITTER_ENV}, agentbus server of this harness session, or .local/agentbus.json), so every agent's exclusive reservation counts; if you hold these, ${checked.what} with ${COMMITTER_ENV}=<your display name>.`
-      : `Committing as ${committer.description}.`,
-    `Ask ${holders.join(', ')} to release (an agentbus message away), wait until the reservation ends, ${checked === PUSH ? 'push other commits' : 'unstage those files'}, or ${checked.what} anyway with \`git ${checked.what} --no-verify\`.`,
-  );
-  return `${lines.join('\n')}\n`;
-}
 
 function readAll(stream: Readable): Promise<string> {
   return new Promise((done) => {
@@ -93,7 +60,7 @@ function guardArgs(options: GuardOptions): string[] {
 function handOver(io: CliIo, options: GuardOptions, protocol: LockProtocol, dataDir: string, checked: Checked, input: string): number {
   const node = io.env[HANDOVER_ENV] === undefined ? findReadingNode(protocol, io.env) : undefined;
   if (node === undefined) {
-    io.stderr.write(`agentbus guard: ${cannotCheckText(protocol, dataDir)}; allowing the ${checked.what}\n`);
+    io.stderr.write(messages.allowing(cannotCheckText(protocol, dataDir), checked.what));
     return 0;
   }
   const run = spawnSync(node, [join(packageRoot(), 'bin', 'agentbus.js'), ...guardArgs(options)], {
@@ -103,7 +70,7 @@ function handOver(io: CliIo, options: GuardOptions, protocol: LockProtocol, data
     stdio: ['pipe', 'inherit', 'inherit'],
   });
   if (run.status === EXIT_CODES.refused) return EXIT_CODES.refused;
-  if (run.status !== 0) io.stderr.write(`agentbus guard: ${node} ran the check and exited ${String(run.status ?? run.signal)}; allowing the ${checked.what}\n`);
+  if (run.status !== 0) io.stderr.write(messages.handOverFailed(node, run.status ?? run.signal, checked.what));
   return 0;
 }
 
@@ -117,12 +84,12 @@ async function check(io: CliIo, options: GuardOptions): Promise<number> {
   const verdict = await checkCommit({ cwd: io.cwd, env: io.env, config, committer, clock: io.clock, ...(pushed === undefined ? {} : { pushed }) });
   if (verdict.kind === 'wrong_node') return handOver(io, options, verdict.protocol, config.data_directory, checked, pushed ?? '');
   if (verdict.kind === 'unchecked') {
-    io.stderr.write(`agentbus guard: ${verdict.reason}; allowing the ${checked.what}\n`);
+    io.stderr.write(messages.allowing(verdict.reason, checked.what));
     return 0;
   }
   if (verdict.kind === 'allowed') return 0;
   const repository = repositoryLabel(verdict.hits[0]!.reservation.repository);
-  io.stderr.write(refusalText(checked, verdict.hits, committer, repository, now));
+  io.stderr.write(messages.refusalText(checked, verdict.hits, committer, repository, now));
   return EXIT_CODES.refused;
 }
 
@@ -133,7 +100,7 @@ async function hookNode(io: CliIo, options: GuardOptions): Promise<string> {
   if (protocol === undefined || (await thisNodeReads(protocol))) return process.execPath;
   const other = findReadingNode(protocol, io.env);
   if (other !== undefined) {
-    io.stderr.write(`agentbus guard: this Node (${process.version}) cannot read the ${protocol} bus; the hooks run ${other}, which can\n`);
+    io.stderr.write(messages.hooksRunOther(process.version, protocol, other));
     return other;
   }
   io.stderr.write(`agentbus guard: ${cannotCheckText(protocol, dataDir)}\n`);
@@ -161,7 +128,7 @@ export async function guardCommand(io: CliIo, options: GuardOptions): Promise<nu
   } catch (error) {
     // The guard must never be the reason a commit fails: whatever broke, say so and let it through.
     const what = error instanceof CliError ? error.message : `${(error as Error)?.name ?? 'Error'}: ${(error as Error)?.message ?? String(error)}`;
-    io.stderr.write(`agentbus guard: could not check file reservations (${what}); allowing the ${options['pre-push'] ? 'push' : 'commit'}\n`);
+    io.stderr.write(messages.allowing(`could not check file reservations (${what})`, options['pre-push'] ? 'push' : 'commit'));
     return 0;
   }
 }

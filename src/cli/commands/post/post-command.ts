@@ -14,6 +14,7 @@ import { CliError } from '../../cli-error.js';
 import type { CliIo } from '../../cli-io.js';
 import { humanName } from '../../human-name.js';
 import { withPersonContext } from '../../person-context.js';
+import * as messages from './messages.js';
 import type { OptionsOf } from '../../command-spec.js';
 import type { spec } from './spec.js';
 
@@ -23,7 +24,7 @@ export type PostOptions = OptionsOf<typeof spec.options>;
 async function readText(io: CliIo, given: string | undefined): Promise<string> {
   if (given !== undefined && given !== '-') return given;
   if (io.stdinIsTty && given === undefined) {
-    throw new CliError('usage', 'no text: give it after the channel (agentbus post general "hello", agentbus post --to Sam "hello") or pipe it on stdin, or pass - to type it');
+    throw new CliError('usage', messages.NO_TEXT);
   }
   let text = '';
   for await (const chunk of io.stdin) text += typeof chunk === 'string' ? chunk : (chunk as Buffer).toString('utf8');
@@ -33,7 +34,7 @@ async function readText(io: CliIo, given: string | undefined): Promise<string> {
 
 function replyTo(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
-  if (!/^\d{1,15}$/.test(text) || Number(text) < 1) throw new CliError('usage', `--reply-to must be the seq of a message (a whole number, e.g. 42); got "${text}"`);
+  if (!/^\d{1,15}$/.test(text) || Number(text) < 1) throw new CliError('usage', messages.badReplyTo(text));
   return Number(text);
 }
 
@@ -68,9 +69,9 @@ export async function postCommand(io: CliIo, args: readonly string[], options: P
   const to = addressees(options.to);
   const [channel, given] = to === undefined ? args : [undefined, ...args];
   if (to !== undefined && args.length > 1) {
-    throw new CliError('usage', `with --to, give only the text (agentbus post --to ${to[0]} "hello"); "${args[0]}" would be a channel, and a message goes to a channel or to names, not both`);
+    throw new CliError('usage', messages.channelAndNames(to[0] as string, args[0] as string));
   }
-  if (to === undefined && channel === undefined) throw new CliError('usage', 'no channel: agentbus post CHANNEL TEXT, or agentbus post --to NAME TEXT for a direct message');
+  if (to === undefined && channel === undefined) throw new CliError('usage', messages.NO_CHANNEL);
   const reply = replyTo(options['reply-to']);
   const name = options.as ?? humanName(io);
   const content = await readText(io, given);
@@ -83,11 +84,11 @@ export async function postCommand(io: CliIo, args: readonly string[], options: P
     ...(key === undefined ? {} : { idempotencyKey: key }),
   });
   if (options.json) io.stdout.write(`${JSON.stringify(to === undefined ? { ...result, channel } : { ...result, to })}\n`);
-  else if (to !== undefined) io.stdout.write(`sent ${result.seq} to ${to.join(', ')} (direct) as ${result.as}\n`);
+  else if (to !== undefined) io.stdout.write(`${messages.sentDirect(result.seq, to, result.as)}\n`);
   else {
-    const memory = result.memory_id === undefined ? '' : ` (memory ${result.memory_id}, revision ${result.revision})`;
-    io.stdout.write(`sent ${result.seq} to #${channel} as ${result.as}${memory}\n`);
+    const memory = result.memory_id === undefined ? undefined : { id: result.memory_id, revision: result.revision };
+    io.stdout.write(`${messages.sentToChannel(result.seq, channel as string, result.as, memory)}\n`);
   }
-  if (result.as !== name) io.stderr.write(`agentbus: "${name}" is held by a live session, so this was sent as "${result.as}"\n`);
+  if (result.as !== name) io.stderr.write(`${messages.sentAsOther(name, result.as)}\n`);
   return 0;
 }
