@@ -503,8 +503,9 @@ export class ShmIndex {
 
   /**
    * Writes the words SQLite changed here to the file: hash tables first, then
-   * the checkpoint info, header copy 1 and copy 0 last (SQLite's own store
-   * order). Only the area the held locks allow SQLite to write is compared.
+   * the checkpoint info, the two header copies last (with the write lock in
+   * one pwrite, else copy 1 before copy 0, SQLite's own store order). Only
+   * the area the held locks allow SQLite to write is compared.
    */
   push(): void {
     const fenced = this.#record.fenced;
@@ -520,12 +521,19 @@ export class ShmIndex {
     }
     wrote = this.#pushRange(0, W_NBACKFILL, W_ALOCK, 0) || wrote;
     wrote = this.#pushRange(0, W_ALOCK + 2, W_HEADER_END, 0) || wrote;
-    // A header copy (12 words) changes only under WAL_WRITE_LOCK (or RECOVER, or database
-    // EXCLUSIVE): with that held (SCOPE_FULL) nobody else writes it, so each copy goes out as
-    // one pwrite, unchanged words included. Without it, only changed words, one by one.
-    const headerGap = scope === SCOPE_FULL ? W_HEADER_COPY : 0;
-    wrote = this.#pushRange(0, W_HEADER_COPY, 2 * W_HEADER_COPY, headerGap) || wrote;
-    wrote = this.#pushRange(0, 0, W_HEADER_COPY, headerGap) || wrote;
+    if (scope === SCOPE_FULL) {
+      // A header copy (12 words) changes only under WAL_WRITE_LOCK (or RECOVER, or database
+      // EXCLUSIVE), held here: nobody else writes either copy, so both go out in one pwrite,
+      // unchanged words included. Its bytes land copy 0 first, against SQLite's own order, which
+      // only matters to a reader between the two: it sees copies that differ (as it could between
+      // two pwrites), retries, and cannot run recovery while this connection holds the write lock
+      // it releases after the push. Everything a matching pair describes went out before.
+      wrote = this.#pushRange(0, 0, 2 * W_HEADER_COPY, W_HEADER_COPY) || wrote;
+    } else {
+      // Without the write lock, only changed words, one by one, copy 1 first.
+      wrote = this.#pushRange(0, W_HEADER_COPY, 2 * W_HEADER_COPY, 0) || wrote;
+      wrote = this.#pushRange(0, 0, W_HEADER_COPY, 0) || wrote;
+    }
     if (wrote) {
       count('push');
       this.#record.bumpStamp();
