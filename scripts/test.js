@@ -37,9 +37,9 @@ const node22 = findNode22();
 const systemNode = process.env.npm_node_execpath ?? process.execPath;
 const runs = [{ node: node22, drivers: DRIVERS }];
 if (nodeMajor(systemNode) < 22 && DRIVERS.includes('wasm')) runs.push({ node: systemNode, drivers: ['wasm'] });
-// The postgres driver's project (vitest.config.ts): the files that pass on it so far (test/postgres/),
+// The postgres driver's project (vitest.config.ts): the suite but the files test/postgres/not-on-postgres.ts lists,
 // against a throwaway cluster its set-up starts from the PostgreSQL server programs (.ci/run installs
-// Debian's postgresql; scripts/pg-cluster.js finds them). It joins DRIVERS when the whole suite passes.
+// Debian's postgresql; scripts/pg-cluster.js finds them). It joins DRIVERS when that list has no pending entry.
 runs.push({ node: node22, drivers: ['postgres'] });
 
 // One program over src/, drivers/ and test/ (checking tsconfig.json as well

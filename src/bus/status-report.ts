@@ -84,7 +84,7 @@ function readReservations(db: Database, clock: Clock): StatusReservation[] {
  * reserved channel of direct messages is not one of them.
  */
 export function channelCounts(db: Database): StatusReport['channels'] {
-  const counted = db.get("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'channel_message_counts'") !== undefined;
+  const counted = db.get(db.capabilities.dialect.tableExists, ['channel_message_counts']) !== undefined;
   const messages = counted
     ? 'coalesce((SELECT n.live FROM channel_message_counts n WHERE n.channel = c.name), 0)'
     : '(SELECT count(*) FROM messages m WHERE m.channel = c.name AND m.tombstone = 0)';

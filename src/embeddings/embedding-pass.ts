@@ -242,9 +242,12 @@ function store(db: Database, model: string, rows: readonly PendingRow[], vectors
       const vector = vectors[i];
       if (vector === undefined) return;
       // The revision may have been superseded or deleted while the request was out.
+      // An upsert, not INSERT OR REPLACE: the spelling both SQLite and PostgreSQL have
+      // (the WHERE keeps SQLite from reading ON CONFLICT as a join's ON).
       stored += db.run(
-        `INSERT OR REPLACE INTO embeddings (seq, model, vector)
-         SELECT seq, ?, ? FROM messages WHERE seq = ? AND tombstone = 0`,
+        `INSERT INTO embeddings (seq, model, vector)
+         SELECT seq, ?, ? FROM messages WHERE seq = ? AND tombstone = 0
+         ON CONFLICT (seq) DO UPDATE SET model = excluded.model, vector = excluded.vector`,
         [model, encodeVector(vector), row.seq],
       ).changes;
     });

@@ -58,8 +58,9 @@ export function resetDatabase(db: Database): ResetReport {
       // The messages delete trigger removes each row's FTS entries as it goes.
       deleted[table] = db.run(`DELETE FROM ${table}`).changes;
     }
-    // Leaves a clean, empty index even if it ever drifted from messages.
-    db.run("INSERT INTO messages_fts (messages_fts) VALUES ('delete-all')");
+    // Leaves a clean, empty FTS5 index even if it ever drifted from messages
+    // (a tsvector index is a column of messages itself: it went with the rows).
+    if (db.capabilities.fullText === 'fts5') db.run("INSERT INTO messages_fts (messages_fts) VALUES ('delete-all')");
     db.run("INSERT INTO leases (name, owner, expires_at) VALUES ('maintenance', '', 0)");
     for (const channel of DEFAULT_CHANNELS) {
       // created_seq marks where the channel's history starts; seqs keep counting past the reset.

@@ -1,22 +1,18 @@
 /**
  * The per-channel live message counters (migration 0011) that status and the
  * console read instead of counting rows: right after every kind of write that
- * adds, tombstones or removes a message, and filled from the rows a file
- * already held when the migration runs.
+ * adds, tombstones or removes a message. Filled from the rows a file already
+ * held when the migration runs: channel-message-counts-migration.test.ts.
  */
-import { copyFileSync, mkdirSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { deleteMemory, editMemory } from '../../src/bus/memories.js';
 import { send } from '../../src/bus/send.js';
 import { channelCounts } from '../../src/bus/status-report.js';
 import type { Database } from '../../src/db/contract/database.js';
-import { defaultMigrationsDir } from '../../src/db/open/migrations.js';
 import { evictMessages } from '../../src/maintenance/evict-messages.js';
 import { resetDatabase } from '../../src/maintenance/reset.js';
 import { purgeTombstones } from '../../src/maintenance/tombstones.js';
 import { busFixture, channel, registerAs, type Fixture } from '../support/bus.js';
-import { openTestDatabase, tempDir } from '../support/test-driver.js';
 
 let fx: Fixture;
 let sam: string;
@@ -64,28 +60,5 @@ describe('channel message counters', () => {
     expect(kept(db)).toEqual(counted(db));
     resetDatabase(db);
     expect(kept(db)).toEqual({ general: 0, memory: 0 });
-  });
-
-  it('are filled from the rows already there when the migration runs, and counted row by row before it', async () => {
-    const dir = tempDir();
-    const before = tempDir('agentbus-migrations-');
-    for (const name of readdirSync(defaultMigrationsDir())) {
-      if (name.endsWith('.sql') && Number(name.slice(0, 4)) < 11) copyFileSync(join(defaultMigrationsDir(), name), join(before, name));
-    }
-    mkdirSync(dir, { recursive: true });
-    const old = (await openTestDatabase(dir, { migrationsDir: before })).db;
-    for (let i = 0; i < 3; i++) {
-      old.run("INSERT INTO messages (channel, sender, context, created_at, type, content, bytes) VALUES ('general', 'x', 'c', 0, 'message', 'hi', 2)");
-    }
-    expect(old.get("SELECT 1 AS one FROM sqlite_schema WHERE name = 'channel_message_counts'")).toBeUndefined();
-    expect(kept(old)).toEqual({ general: 3, memory: 0 });
-    old.close();
-    const migrated = (await openTestDatabase(dir)).db;
-    try {
-      expect(migrated.get("SELECT 1 AS one FROM sqlite_schema WHERE name = 'channel_message_counts'")).toBeDefined();
-      expect(kept(migrated)).toEqual({ general: 3, memory: 0 });
-    } finally {
-      migrated.close();
-    }
   });
 });

@@ -5,7 +5,7 @@ import { readFileState } from '../../src/db/storage/file-header.js';
 import { openDatabase } from '../../src/db/open/open-database.js';
 import { loadDriver } from '../../src/db/open/select-driver.js';
 import { startMcp } from '../support/mcp-process.js';
-import { otherProtocol, tempDir, testDriver, testDriverName } from '../support/test-driver.js';
+import { otherProtocol, tempDir, testDriver, testFileDriverName } from '../support/test-driver.js';
 import { main } from '../../src/cli/main.js';
 import { jsonOf, memoryIo, runCli, waitForPidExit } from './cli-process.js';
 
@@ -33,14 +33,14 @@ describe('agentbus convert', () => {
     const server = await busWithMessage(dir);
     const mine = (await testDriver()).capabilities.lockProtocol;
     const run = await runCli(dir, ['convert', '--to', otherProtocol(mine)]);
-    const other = await loadDriver(OTHER_DRIVER[testDriverName()]);
+    const other = await loadDriver(OTHER_DRIVER[testFileDriverName()]);
     if (other.ok) {
       expect(run.code).toBe(3);
       expect(run.stderr).toMatch(new RegExp(`pid ${server.transport.pid}`));
     } else {
       // Checked first: the target driver cannot run on this Node (native on Node 20).
       expect(run.code).toBe(1);
-      expect(run.stderr).toContain(OTHER_DRIVER[testDriverName()]);
+      expect(run.stderr).toContain(OTHER_DRIVER[testFileDriverName()]);
     }
     expect(readFileState(join(dir, 'agentbus.db'))).toEqual({ kind: 'agentbus', protocol: mine });
     expect((await server.call('send', { as: 'Alice', channel: 'work', content: 'still fine' })).seq).toEqual(expect.any(Number));
@@ -60,7 +60,7 @@ describe('agentbus convert', () => {
     await closedBusWithMessage(dir);
     const mine = (await testDriver()).capabilities.lockProtocol;
     const target = otherProtocol(mine);
-    const otherName = OTHER_DRIVER[testDriverName()];
+    const otherName = OTHER_DRIVER[testFileDriverName()];
     const other = await loadDriver(otherName);
     const run = await runCli(dir, ['convert', '--to', target]);
     const db = join(dir, 'agentbus.db');
@@ -102,7 +102,7 @@ describe('agentbus convert', () => {
     const dir = tempDir();
     await closedBusWithMessage(dir);
     const mine = (await testDriver()).capabilities.lockProtocol;
-    const other = await loadDriver(OTHER_DRIVER[testDriverName()]);
+    const other = await loadDriver(OTHER_DRIVER[testFileDriverName()]);
     const io = memoryIo(dir, { isTty: true, env: { AGENTBUS_PROGRESS_AFTER_MS: '0' } });
     const code = await main(['convert', '--to', otherProtocol(mine)], io);
     if (!other.ok) {

@@ -173,12 +173,12 @@ describe('semantic search', () => {
       Array.from({ length: BINARY_CANDIDATES + 500 }, (_, i) => {
         const content = `${words[i % 10]} ${words[(i * 7) % 10]} note ${i} ${words[(i * 3) % 10]}`;
         const seq = Number(
-          fx.ctx.db.run("INSERT INTO messages (channel, sender, context, created_at, type, content, bytes) VALUES ('notes', ?, 'test', ?, 'message', ?, ?)", [
+          fx.ctx.db.get<{ seq: number }>("INSERT INTO messages (channel, sender, context, created_at, type, content, bytes) VALUES ('notes', ?, 'test', ?, 'message', ?, ?) RETURNING seq", [
             sam,
             fx.clock.now(),
             content,
             content.length,
-          ]).lastInsertRowid,
+          ])!.seq,
         );
         fx.ctx.db.run('UPDATE messages SET memory_id = seq, revision = 1 WHERE seq = ?', [seq]);
         const vector = encodeVector(normalizeVector(deterministicVector(content, 'model-a', 48)) as Float32Array);

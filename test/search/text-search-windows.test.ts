@@ -33,10 +33,10 @@ function bulk(contents: readonly string[]): number[] {
     contents.map(
       (content) =>
         Number(
-          fx.ctx.db.run(
-            "INSERT INTO messages (channel, sender, context, created_at, type, content, bytes) VALUES ('chat', ?, 'test', ?, 'message', ?, ?)",
+          fx.ctx.db.get<{ seq: number }>(
+            "INSERT INTO messages (channel, sender, context, created_at, type, content, bytes) VALUES ('chat', ?, 'test', ?, 'message', ?, ?) RETURNING seq",
             [sam, fx.clock.now(), content, content.length],
-          ).lastInsertRowid,
+          )!.seq,
         ),
     ),
   );
@@ -70,27 +70,6 @@ describe('text ranking windows', () => {
     const rareTwice = await post('fig fig note plus');
     const commonTwice = await post('fig note note plus');
     expect(seqs(await search(fx.ctx, { as: sam, query: 'fig note' }))).toEqual([rareTwice, commonTwice]);
-  });
-
-  it('counts words as the index splits them: case, diacritics, digits and scripts beyond ASCII', async () => {
-    const texts = [
-      'Plain ASCII, with punctuation: snake_case v2.0 and dont-split? no!',
-      'Café NAÏVE façade Ærøskøbing über ÜBER',
-      '東京タワー and Ελληνικά κείμενα, emoji 🎉 between words',
-      'हिन्दी पाठ and a combining e\u0301 beside ñ',
-      'tab\tnew\nline  spaces\u00a0nbsp x^y 3.14',
-    ];
-    const made = bulk(texts);
-    // FTS5's own tokens of each message, in order (fts5vocab over the live index).
-    fx.ctx.db.run('CREATE VIRTUAL TABLE temp.fts_instances USING fts5vocab(main, messages_fts, instance)');
-    for (const [i, seq] of made.entries()) {
-      const indexed = fx.ctx.db.all<{ term: string }>('SELECT term FROM temp.fts_instances WHERE doc = ? ORDER BY offset', [seq]).map((r) => r.term);
-      expect(relevanceTokens(texts[i] as string)).toEqual(indexed);
-    }
-    // So a message holding the word twice, in any case or accent, ranks above one holding it once.
-    const once = await post('resume of the plan, then other words');
-    const twice = await post('Résumé of the plan: RESUME it');
-    expect(seqs(await search(fx.ctx, { as: sam, query: 'résumé' }))).toEqual([twice, once]);
   });
 
   it('breaks ties by recency: equally relevant messages come newest first', async () => {
@@ -137,18 +116,6 @@ describe('text ranking windows', () => {
     expect(seqs(await search(fx.ctx, { as: sam, query: 'peach', count: 1 }))).toEqual([arrived]);
   });
 
-  it('returns the same results before and after the tick merges the index segments', async () => {
-    // Small transactions with automerge off (migration 0002) leave one segment each.
-    for (let i = 0; i < 40; i++) bulk(Array.from({ length: 30 }, (_, j) => `plum ${j % 3 === 0 ? 'cherry ' : ''}batch ${i} row ${j}`));
-    const queries = [{ query: 'plum', count: 300 }, { query: 'plum cherry', count: 100 }, { query: '"plum cherry"', count: 100 }, { query: 'batch*', count: 500 }];
-    const before = [];
-    for (const q of queries) before.push(await allPages(q));
-    const state = initialChunkState();
-    const report = emptyStep('fts_merge');
-    while (mergeFtsOnce(fx.ctx.db, 'all', state, report));
-    expect(report.ftsMerges).toBeGreaterThan(1);
-    for (const [i, q] of queries.entries()) expect(await allPages(q)).toEqual(before[i]);
-  });
 });
 
 async function post(content: string): Promise<number> {

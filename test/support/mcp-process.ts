@@ -8,7 +8,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach } from 'vitest';
 import { withoutDacOverride } from './privileges.js';
-import { testDriverName } from './test-driver.js';
+import { testDriverEnv } from './test-driver.js';
 
 export const AGENTBUS_BIN = fileURLToPath(new URL('../../bin/agentbus.js', import.meta.url));
 
@@ -38,9 +38,9 @@ export async function killMcp(server: McpProcess, signal: NodeJS.Signals): Promi
   await closed;
 }
 
-/** The environment a server process gets: isolated data directory, the project's driver. */
+/** The environment a server process gets: isolated data directory, the project's driver (on postgres: the data directory's database_url). */
 export function serverEnv(dataDir: string, extra: Record<string, string> = {}): Record<string, string> {
-  return { ...getDefaultEnvironment(), AGENTBUS_DATA_DIR: dataDir, AGENTBUS_DRIVER: testDriverName(), AGENTBUS_CONFIG: `${dataDir}/config.json`, ...extra };
+  return { ...getDefaultEnvironment(), AGENTBUS_DATA_DIR: dataDir, ...testDriverEnv(dataDir), AGENTBUS_CONFIG: `${dataDir}/config.json`, ...extra };
 }
 
 export interface StartMcpOptions {

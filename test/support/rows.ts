@@ -16,9 +16,10 @@ export function insertMessage(
 ): number {
   const { db } = ctx;
   return db.transaction(() => {
-    const seq = db.run(
+    // RETURNING, not lastInsertRowid: both engines have it, and PostgreSQL has no rowid.
+    const seq = db.get<{ seq: number }>(
       `INSERT INTO messages (channel, sender, context, created_at, type, content, reply_to, memory_id, revision, bytes)
-       VALUES (?, ?, ?, ?, 'text', ?, ?, ?, ?, ?)`,
+       VALUES (?, ?, ?, ?, 'text', ?, ?, ?, ?, ?) RETURNING seq`,
       [
         row.channel,
         row.sender,
@@ -30,7 +31,7 @@ export function insertMessage(
         row.memory === true ? 1 : null,
         Buffer.byteLength(row.content),
       ],
-    ).lastInsertRowid;
+    )!.seq;
     if (row.memory === true) db.run('UPDATE messages SET memory_id = seq WHERE seq = ?', [seq]);
     return seq;
   });
@@ -56,11 +57,11 @@ export function addMessages(db: Database, channel: string, count: number, create
   db.transaction(() => {
     for (let i = 0; i < count; i++) {
       const text = content(i);
-      const r = db.run(
-        "INSERT INTO messages (channel, sender, context, created_at, type, content, bytes) VALUES (?, 'alice', 'ctx', ?, 'note', ?, ?)",
+      const r = db.get<{ seq: number }>(
+        "INSERT INTO messages (channel, sender, context, created_at, type, content, bytes) VALUES (?, 'alice', 'ctx', ?, 'note', ?, ?) RETURNING seq",
         [channel, createdAt, text, Buffer.byteLength(text)],
       );
-      seqs.push(r.lastInsertRowid);
+      seqs.push(r!.seq);
     }
   });
   return seqs;
@@ -76,11 +77,11 @@ export function addRevision(
   content: string,
   tombstoneAt?: number,
 ): number {
-  return db.run(
+  return db.get<{ seq: number }>(
     `INSERT INTO messages (channel, sender, context, created_at, type, content, memory_id, revision, tombstone, tombstone_at, bytes)
-     VALUES (?, 'alice', 'ctx', ?, 'memory', ?, ?, ?, ?, ?, ?)`,
+     VALUES (?, 'alice', 'ctx', ?, 'memory', ?, ?, ?, ?, ?, ?) RETURNING seq`,
     [channel, createdAt, content, memoryId, revision, tombstoneAt === undefined ? 0 : 1, tombstoneAt ?? null, Buffer.byteLength(content)],
-  ).lastInsertRowid;
+  )!.seq;
 }
 
 export function count(db: Database, sql: string, params: readonly (string | number)[] = []): number {

@@ -113,7 +113,14 @@ export class Database<C extends DriverCapabilities = DriverCapabilities> {
 
   #wrap<T>(begin: string, fn: () => T): T {
     if (this.#depth > 0) return this.#savepoint(fn);
-    this.#conn.exec(begin);
+    try {
+      this.#conn.exec(begin);
+    } catch (error) {
+      // A begin of several statements (postgres's BEGIN; SELECT pg_advisory_xact_lock)
+      // can fail after its BEGIN ran: leave no aborted transaction behind.
+      this.#rollbackQuietly();
+      throw error;
+    }
     this.#depth = 1;
     let result: T;
     try {
