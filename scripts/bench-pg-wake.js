@@ -40,8 +40,8 @@ async function open(kind, dataDir, url, owner) {
   const { createMemoryLogger } = await import('../dist/src/log.js');
   const { db } =
     kind === 'postgres'
-      ? await (await import('../dist/src/db/open-postgres.js')).openPostgresDatabase({ url })
-      : await (await import('../dist/src/db/open-database.js')).openDatabase({ dataDir, driver: 'native' });
+      ? await (await import('../dist/src/db/open/open-postgres.js')).openPostgresDatabase({ url })
+      : await (await import('../dist/src/db/open/open-database.js')).openDatabase({ dataDir, driver: 'native' });
   const config = { ...loadConfig({ env: { AGENTBUS_DATA_DIR: dataDir }, homeDir: dataDir, cwd: dataDir }), send_messages_per_second: 100_000 };
   const { ringBell } = await import('../dist/src/bus/change-waiter.js');
   // As agentbus mcp does: announce rings the bells (called only on a bell-file engine).
