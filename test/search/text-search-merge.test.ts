@@ -1,64 +1,16 @@
 /**
- * Text ranking windows across the tick's merge of FTS5 index segments (split from text-search-windows.test.ts: SQLite file only, test/postgres/not-on-postgres.ts).
- *
- * The text ranking's rules at scale: relevance within windows of the newest
- * TEXT_WINDOW matches, recency between windows and as the tie-break, a
- * continuation that pages across windows and ignores messages sent between
- * pages, and results that do not depend on how FTS5's segments are merged.
+ * Text ranking across the tick's merge of FTS5 index segments: results do
+ * not depend on how the segments are merged. SQLite file only (split from
+ * text-search-windows.test.ts; test/postgres/not-on-postgres.ts).
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { search } from '../../src/bus/search.js';
-import { relevanceTokens } from '../../src/bus/search-relevance.js';
-import { TEXT_WINDOW } from '../../src/bus/search-text-window.js';
-import { send } from '../../src/bus/send.js';
+import { describe, expect, it } from 'vitest';
 import { initialChunkState } from '../../src/maintenance/chunks.js';
 import { mergeFtsOnce } from '../../src/maintenance/fts-merge.js';
 import { emptyStep } from '../../src/maintenance/step-report.js';
-import { busFixture, channel, registerAs, type Fixture } from '../support/bus.js';
+import { useTextSearchBus } from './text-search-bus.js';
 
-let fx: Fixture;
-let sam: string;
-
-beforeEach(async () => {
-  fx = await busFixture();
-  sam = registerAs(fx.ctx, 'Sam');
-  channel(fx.ctx, sam, 'chat', 'ordinary');
-});
-
-afterEach(async () => {
-  await fx.close();
-});
-
-/** Many messages quickly: one transaction of plain inserts (the FTS trigger indexes them as send's would be). */
-function bulk(contents: readonly string[]): number[] {
-  return fx.ctx.db.transaction(() =>
-    contents.map(
-      (content) =>
-        Number(
-          fx.ctx.db.get<{ seq: number }>(
-            "INSERT INTO messages (channel, sender, context, created_at, type, content, bytes) VALUES ('chat', ?, 'test', ?, 'message', ?, ?) RETURNING seq",
-            [sam, fx.clock.now(), content, content.length],
-          )!.seq,
-        ),
-    ),
-  );
-}
-
-type Page = Awaited<ReturnType<typeof search>>;
-const seqs = (r: Page) => r.results.map((x) => x.seq);
-
-async function allPages(input: Record<string, unknown>): Promise<{ seqs: number[]; scores: number[]; pages: number }> {
-  const out = { seqs: [] as number[], scores: [] as number[], pages: 0 };
-  let continuation: string | undefined;
-  do {
-    const page = await search(fx.ctx, { as: sam, ...input, ...(continuation ? { continuation } : {}) });
-    out.seqs.push(...seqs(page));
-    out.scores.push(...page.results.map((r) => r.score));
-    continuation = page.continuation ?? undefined;
-    out.pages++;
-  } while (continuation !== undefined);
-  return out;
-}
+const bus = useTextSearchBus();
+const { bulk, allPages } = bus;
 
 describe('text ranking windows', () => {
   it('returns the same results before and after the tick merges the index segments', async () => {
@@ -69,12 +21,8 @@ describe('text ranking windows', () => {
     for (const q of queries) before.push(await allPages(q));
     const state = initialChunkState();
     const report = emptyStep('fts_merge');
-    while (mergeFtsOnce(fx.ctx.db, 'all', state, report));
+    while (mergeFtsOnce(bus.fx.ctx.db, 'all', state, report));
     expect(report.ftsMerges).toBeGreaterThan(1);
     for (const [i, q] of queries.entries()) expect(await allPages(q)).toEqual(before[i]);
   });
 });
-
-async function post(content: string): Promise<number> {
-  return (await send(fx.ctx, { as: sam, channel: 'chat', content })).seq;
-}

@@ -4,84 +4,38 @@
  * continuation that pages across windows and ignores messages sent between
  * pages, and results that do not depend on how FTS5's segments are merged.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { search } from '../../src/bus/search.js';
-import { relevanceTokens } from '../../src/bus/search-relevance.js';
 import { TEXT_WINDOW } from '../../src/bus/search-text-window.js';
-import { send } from '../../src/bus/send.js';
-import { initialChunkState } from '../../src/maintenance/chunks.js';
-import { mergeFtsOnce } from '../../src/maintenance/fts-merge.js';
-import { emptyStep } from '../../src/maintenance/step-report.js';
-import { busFixture, channel, registerAs, type Fixture } from '../support/bus.js';
+import { seqs, useTextSearchBus } from './text-search-bus.js';
 
-let fx: Fixture;
-let sam: string;
-
-beforeEach(async () => {
-  fx = await busFixture();
-  sam = registerAs(fx.ctx, 'Sam');
-  channel(fx.ctx, sam, 'chat', 'ordinary');
-});
-
-afterEach(async () => {
-  await fx.close();
-});
-
-/** Many messages quickly: one transaction of plain inserts (the FTS trigger indexes them as send's would be). */
-function bulk(contents: readonly string[]): number[] {
-  return fx.ctx.db.transaction(() =>
-    contents.map(
-      (content) =>
-        Number(
-          fx.ctx.db.get<{ seq: number }>(
-            "INSERT INTO messages (channel, sender, context, created_at, type, content, bytes) VALUES ('chat', ?, 'test', ?, 'message', ?, ?) RETURNING seq",
-            [sam, fx.clock.now(), content, content.length],
-          )!.seq,
-        ),
-    ),
-  );
-}
-
-type Page = Awaited<ReturnType<typeof search>>;
-const seqs = (r: Page) => r.results.map((x) => x.seq);
-
-async function allPages(input: Record<string, unknown>): Promise<{ seqs: number[]; scores: number[]; pages: number }> {
-  const out = { seqs: [] as number[], scores: [] as number[], pages: 0 };
-  let continuation: string | undefined;
-  do {
-    const page = await search(fx.ctx, { as: sam, ...input, ...(continuation ? { continuation } : {}) });
-    out.seqs.push(...seqs(page));
-    out.scores.push(...page.results.map((r) => r.score));
-    continuation = page.continuation ?? undefined;
-    out.pages++;
-  } while (continuation !== undefined);
-  return out;
-}
+const bus = useTextSearchBus();
+const { bulk, post, allPages } = bus;
 
 describe('text ranking windows', () => {
   it('ranks by relevance within a window: more occurrences and shorter messages first, the rarer word weighs more', async () => {
     const once = await post('kiwi note about lunch and other things of the day');
     const twice = await post('kiwi kiwi note');
     const short = await post('kiwi note');
-    const ranked = seqs(await search(fx.ctx, { as: sam, query: 'kiwi' }));
+    const ranked = seqs(await search(bus.fx.ctx, { as: bus.sam, query: 'kiwi' }));
     expect(ranked).toEqual([twice, short, once]);
     // Two words: the filler makes "note" common; a message repeating the rare "fig" beats one repeating "note".
     bulk(Array.from({ length: 50 }, (_, i) => `note filler ${i}`));
     const rareTwice = await post('fig fig note plus');
     const commonTwice = await post('fig note note plus');
-    expect(seqs(await search(fx.ctx, { as: sam, query: 'fig note' }))).toEqual([rareTwice, commonTwice]);
+    expect(seqs(await search(bus.fx.ctx, { as: bus.sam, query: 'fig note' }))).toEqual([rareTwice, commonTwice]);
   });
 
   it('breaks ties by recency: equally relevant messages come newest first', async () => {
     const same = [];
     for (let i = 0; i < 5; i++) same.push(await post('identical words here'));
-    expect(seqs(await search(fx.ctx, { as: sam, query: 'identical words' }))).toEqual([...same].reverse());
+    expect(seqs(await search(bus.fx.ctx, { as: bus.sam, query: 'identical words' }))).toEqual([...same].reverse());
   });
 
   it('puts every match of a newer window before any older one, however relevant the older one is', async () => {
     const best = await post('melon melon melon melon');
     const newer = bulk(Array.from({ length: TEXT_WINDOW }, (_, i) => `melon and a long tail of other words number ${i}`));
-    const first = await search(fx.ctx, { as: sam, query: 'melon', count: 10 });
+    const first = await search(bus.fx.ctx, { as: bus.sam, query: 'melon', count: 10 });
     expect(seqs(first).every((s) => newer.includes(s))).toBe(true);
     const all = await allPages({ query: 'melon', count: 200 });
     expect(all.seqs.at(-1)).toBe(best);
@@ -107,17 +61,13 @@ describe('text ranking windows', () => {
 
   it('keeps paging the same window when matching messages arrive between pages', async () => {
     const made = bulk(Array.from({ length: 60 }, (_, i) => `peach ${i}`));
-    const first = await search(fx.ctx, { as: sam, query: 'peach', count: 25 });
+    const first = await search(bus.fx.ctx, { as: bus.sam, query: 'peach', count: 25 });
     const arrived = await post('peach peach just arrived');
     const rest = await allPages({ query: 'peach', count: 25, continuation: first.continuation });
     const seen = [...seqs(first), ...rest.seqs];
     expect(seen).not.toContain(arrived);
     expect([...seen].sort((a, b) => a - b)).toEqual(made);
-    expect(seqs(await search(fx.ctx, { as: sam, query: 'peach', count: 1 }))).toEqual([arrived]);
+    expect(seqs(await search(bus.fx.ctx, { as: bus.sam, query: 'peach', count: 1 }))).toEqual([arrived]);
   });
 
 });
-
-async function post(content: string): Promise<number> {
-  return (await send(fx.ctx, { as: sam, channel: 'chat', content })).seq;
-}

@@ -1,0 +1,80 @@
+/**
+ * What the text-ranking test files share (text-search-windows, -tokens,
+ * -merge, split apart by where each runs: test/postgres/not-on-postgres.ts):
+ * a bus with Sam and the ordinary channel `chat`, fresh for every test, and
+ * the ways those files fill it and page through it.
+ */
+import { afterEach, beforeEach } from 'vitest';
+import { search } from '../../src/bus/search.js';
+import { send } from '../../src/bus/send.js';
+import { busFixture, channel, registerAs, type Fixture } from '../support/bus.js';
+
+export type Page = Awaited<ReturnType<typeof search>>;
+
+/** The seqs of a page's results, in order. */
+export const seqs = (r: Page): number[] => r.results.map((x) => x.seq);
+
+export interface TextSearchBus {
+  /** The current test's bus. */
+  readonly fx: Fixture;
+  /** Sam's display name, registered on it. */
+  readonly sam: string;
+  /** Many messages quickly: one transaction of plain inserts (the index's triggers see them as send's); their seqs. */
+  bulk(contents: readonly string[]): number[];
+  /** One message from Sam on `chat` through send; its seq. */
+  post(content: string): Promise<number>;
+  /** Every page of a search, following its continuation to the end. */
+  allPages(input: Record<string, unknown>): Promise<{ seqs: number[]; scores: number[]; pages: number }>;
+}
+
+/** Registers the bus's set-up and tear-down for every test of the calling file. */
+export function useTextSearchBus(): TextSearchBus {
+  let fx: Fixture | undefined;
+  let sam = '';
+  beforeEach(async () => {
+    fx = await busFixture();
+    sam = registerAs(fx.ctx, 'Sam');
+    channel(fx.ctx, sam, 'chat', 'ordinary');
+  });
+  afterEach(async () => {
+    await fx?.close();
+  });
+  const current = (): Fixture => fx as Fixture;
+  return {
+    get fx() {
+      return current();
+    },
+    get sam() {
+      return sam;
+    },
+    bulk(contents) {
+      const { ctx, clock } = current();
+      return ctx.db.transaction(() =>
+        contents.map(
+          (content) =>
+            Number(
+              ctx.db.get<{ seq: number }>(
+                "INSERT INTO messages (channel, sender, context, created_at, type, content, bytes) VALUES ('chat', ?, 'test', ?, 'message', ?, ?) RETURNING seq",
+                [sam, clock.now(), content, content.length],
+              )!.seq,
+            ),
+        ),
+      );
+    },
+    async post(content) {
+      return (await send(current().ctx, { as: sam, channel: 'chat', content })).seq;
+    },
+    async allPages(input) {
+      const out = { seqs: [] as number[], scores: [] as number[], pages: 0 };
+      let continuation: string | undefined;
+      do {
+        const page = await search(current().ctx, { as: sam, ...input, ...(continuation ? { continuation } : {}) });
+        out.seqs.push(...seqs(page));
+        out.scores.push(...page.results.map((r) => r.score));
+        continuation = page.continuation ?? undefined;
+        out.pages++;
+      } while (continuation !== undefined);
+      return out;
+    },
+  };
+}
