@@ -119,12 +119,38 @@ export interface ScriptedRun {
 }
 
 /**
+ * A script's turns as the model server's handler: a turn the script has no
+ * reply for (undefined: the harness went on past the scripted stop) or one
+ * whose step threw is a surprise, answered with a plain stop.
+ */
+function scripted(script: (turn: Turn) => Promise<Reply | undefined>, surprises: string[]): (turn: Turn) => Promise<Reply> {
+  return async (turn) => {
+    try {
+      const reply = await script(turn);
+      if (reply !== undefined) return reply;
+      surprises.push(`turn ${turn.index}: the harness went on after the acknowledged stop`);
+      return { text: 'Stopping.' };
+    } catch (error) {
+      surprises.push(`turn ${turn.index}: ${(error as Error).message}`);
+      return { text: 'Stopping after a surprise.' };
+    }
+  };
+}
+
+/** The batch token of the receive result this turn carries, and the text around it; a missing token is a surprise. */
+export function receivedBatch(turn: Turn, surprises: string[]): { token: string | undefined; receivedText: string } {
+  const found = lastBatchToken(turn.text);
+  if (found === undefined) surprises.push(`turn ${turn.index}: no batch_token in the receive result`);
+  return { token: found?.token, receivedText: found === undefined ? '' : turn.text.slice(Math.max(0, found.index - 2000), found.index + 200) };
+}
+
+/**
  * Runs the harness `launch` builds against the model stand-in playing
  * `script` (made once Ann is registered); resolves when the harness has exited.
  */
 export async function runScripted(
   launch: (context: LaunchContext) => Launch,
-  makeScript: (tools: ScriptTools) => (turn: Turn) => Promise<Reply>,
+  makeScript: (tools: ScriptTools) => (turn: Turn) => Promise<Reply | undefined>,
   timeoutMs = 240_000,
 ): Promise<ScriptedRun> {
   const root = tempDir('agentbus-harness-');
@@ -138,7 +164,7 @@ export async function runScripted(
   const ann = await startMcp(data, { config });
   await ann.call('register', { name: 'Ann' });
   const surprises: string[] = [];
-  const model = await startModelServer(makeScript({ ann, surprises }));
+  const model = await startModelServer(scripted(makeScript({ ann, surprises }), surprises));
   const agentbusEnv = { AGENTBUS_DATA_DIR: data, AGENTBUS_CONFIG: join(data, 'config.json'), AGENTBUS_DRIVER: testDriverName() };
   const path = installedAgentbus().path();
   const context: LaunchContext = {
@@ -185,41 +211,32 @@ export async function runBusyAgent(launch: (context: LaunchContext) => Launch, t
   const run = await runScripted(
     launch,
     ({ ann, surprises }) =>
-      async (turn: Turn): Promise<Reply> => {
+      async (turn: Turn): Promise<Reply | undefined> => {
         nudges[turn.index] = occurrences(turn.text, NUDGE);
-        try {
-          switch (turn.index) {
-            case 0:
-              return { tool: { name: toolNamed(turn, 'register'), args: { name: 'Kim' } } };
-            case 1:
-              return { tool: { name: toolNamed(turn, 'subscribe'), args: { as: 'Kim', channel: 'general' } } };
-            case 2:
-              return { tool: { name: toolNamed(turn, 'list_channels'), args: { as: 'Kim' } } };
-            case 3: {
-              const sent = (await ann.call('send', { as: 'Ann', channel: 'general', content: SENT })) as { seq?: number };
-              sentSeq = sent.seq ?? -1;
-              return { tool: { name: toolNamed(turn, 'list_channels'), args: { as: 'Kim' } } };
-            }
-            case 4:
-              return { text: 'Finished my task.' };
-            case 5:
-              return { tool: { name: toolNamed(turn, 'receive'), args: { as: 'Kim' } } };
-            case 6: {
-              const found = lastBatchToken(turn.text);
-              token = found?.token;
-              receivedText = found === undefined ? '' : turn.text.slice(Math.max(0, found.index - 2000), found.index + 200);
-              if (token === undefined) surprises.push('turn 6: no batch_token in the receive result');
-              return { tool: { name: toolNamed(turn, 'receive'), args: { as: 'Kim', ...(token === undefined ? {} : { ack: token }) } } };
-            }
-            case 7:
-              return { text: 'All done.' };
-            default:
-              surprises.push(`turn ${turn.index}: the harness went on after the acknowledged stop`);
-              return { text: 'Stopping.' };
+        switch (turn.index) {
+          case 0:
+            return { tool: { name: toolNamed(turn, 'register'), args: { name: 'Kim' } } };
+          case 1:
+            return { tool: { name: toolNamed(turn, 'subscribe'), args: { as: 'Kim', channel: 'general' } } };
+          case 2:
+            return { tool: { name: toolNamed(turn, 'list_channels'), args: { as: 'Kim' } } };
+          case 3: {
+            const sent = (await ann.call('send', { as: 'Ann', channel: 'general', content: SENT })) as { seq?: number };
+            sentSeq = sent.seq ?? -1;
+            return { tool: { name: toolNamed(turn, 'list_channels'), args: { as: 'Kim' } } };
           }
-        } catch (error) {
-          surprises.push(`turn ${turn.index}: ${(error as Error).message}`);
-          return { text: 'Stopping after a surprise.' };
+          case 4:
+            return { text: 'Finished my task.' };
+          case 5:
+            return { tool: { name: toolNamed(turn, 'receive'), args: { as: 'Kim' } } };
+          case 6: {
+            ({ token, receivedText } = receivedBatch(turn, surprises));
+            return { tool: { name: toolNamed(turn, 'receive'), args: { as: 'Kim', ...(token === undefined ? {} : { ack: token }) } } };
+          }
+          case 7:
+            return { text: 'All done.' };
+          default:
+            return undefined;
         }
       },
     timeoutMs,

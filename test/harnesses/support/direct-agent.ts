@@ -15,7 +15,7 @@
  *    read state acknowledged. Kim's stop is let through and the harness exits.
  */
 import type { Launch, LaunchContext, ScriptedRun } from './busy-agent.js';
-import { lastBatchToken, runScripted, toolNamed } from './busy-agent.js';
+import { receivedBatch, runScripted, toolNamed } from './busy-agent.js';
 import type { McpProcess } from '../../support/mcp-process.js';
 import type { Reply, Turn } from './model-server.js';
 
@@ -64,45 +64,36 @@ export async function runDirectAgent(launch: (context: LaunchContext) => Launch,
   const run = await runScripted(
     launch,
     ({ ann, surprises }) =>
-      async (turn: Turn): Promise<Reply> => {
-        try {
-          switch (turn.index) {
-            case 0:
-              return { tool: { name: toolNamed(turn, 'register'), args: { name: 'Kim' } } };
-            case 1: {
-              const sent = (await ann.call('send', { as: 'Ann', to: ['Kim'], content: QUESTION })) as Json;
-              questionSeq = typeof sent.seq === 'number' ? sent.seq : -1;
-              if (questionSeq < 0) surprises.push(`turn 1: the direct send failed: ${JSON.stringify(sent)}`);
-              // Ann asks and waits in her own session while Kim's session works on.
-              asking = askAndWait(ann, questionSeq, 200_000);
-              return { tool: { name: toolNamed(turn, 'list_channels'), args: { as: 'Kim' } } };
-            }
-            case 2:
-              nudged = turn.text;
-              if (!turn.text.includes(DIRECT_NUDGE)) surprises.push('turn 2: the request after the tool call does not name the direct message');
-              return { tool: { name: toolNamed(turn, 'receive'), args: { as: 'Kim' } } };
-            case 3: {
-              const found = lastBatchToken(turn.text);
-              token = found?.token;
-              receivedText = found === undefined ? '' : turn.text.slice(Math.max(0, found.index - 2000), found.index + 200);
-              if (token === undefined) surprises.push('turn 3: no batch_token in the receive result');
-              return { tool: { name: toolNamed(turn, 'send'), args: { as: 'Kim', to: ['Ann'], content: ANSWER, reply_to: questionSeq } } };
-            }
-            case 4:
-              return { tool: { name: toolNamed(turn, 'receive'), args: { as: 'Kim', ...(token === undefined ? {} : { ack: token }) } } };
-            case 5: {
-              asked = (await asking) ?? [];
-              const status = (await ann.call('message_status', { as: 'Ann', seq: questionSeq })) as Json;
-              kimState = (status.to as Json[] | undefined)?.find((t) => t.name === 'Kim')?.state as string | undefined;
-              return { text: 'Answered Ann.' };
-            }
-            default:
-              surprises.push(`turn ${turn.index}: the harness went on after the acknowledged stop`);
-              return { text: 'Stopping.' };
+      async (turn: Turn): Promise<Reply | undefined> => {
+        switch (turn.index) {
+          case 0:
+            return { tool: { name: toolNamed(turn, 'register'), args: { name: 'Kim' } } };
+          case 1: {
+            const sent = (await ann.call('send', { as: 'Ann', to: ['Kim'], content: QUESTION })) as Json;
+            questionSeq = typeof sent.seq === 'number' ? sent.seq : -1;
+            if (questionSeq < 0) surprises.push(`turn 1: the direct send failed: ${JSON.stringify(sent)}`);
+            // Ann asks and waits in her own session while Kim's session works on.
+            asking = askAndWait(ann, questionSeq, 200_000);
+            return { tool: { name: toolNamed(turn, 'list_channels'), args: { as: 'Kim' } } };
           }
-        } catch (error) {
-          surprises.push(`turn ${turn.index}: ${(error as Error).message}`);
-          return { text: 'Stopping after a surprise.' };
+          case 2:
+            nudged = turn.text;
+            if (!turn.text.includes(DIRECT_NUDGE)) surprises.push('turn 2: the request after the tool call does not name the direct message');
+            return { tool: { name: toolNamed(turn, 'receive'), args: { as: 'Kim' } } };
+          case 3: {
+            ({ token, receivedText } = receivedBatch(turn, surprises));
+            return { tool: { name: toolNamed(turn, 'send'), args: { as: 'Kim', to: ['Ann'], content: ANSWER, reply_to: questionSeq } } };
+          }
+          case 4:
+            return { tool: { name: toolNamed(turn, 'receive'), args: { as: 'Kim', ...(token === undefined ? {} : { ack: token }) } } };
+          case 5: {
+            asked = (await asking) ?? [];
+            const status = (await ann.call('message_status', { as: 'Ann', seq: questionSeq })) as Json;
+            kimState = (status.to as Json[] | undefined)?.find((t) => t.name === 'Kim')?.state as string | undefined;
+            return { text: 'Answered Ann.' };
+          }
+          default:
+            return undefined;
         }
       },
     timeoutMs,
