@@ -177,11 +177,26 @@ function segmentsIntersect(x: Segment, y: Segment): boolean {
   if (!x.wild && !y.wild) return x.text === y.text;
   if (!x.wild) return y.regex!.test(x.text);
   if (!y.wild) return x.regex!.test(y.text);
-  const a = x.chars;
-  const b = y.chars;
+  return sequencesIntersect(x.chars, y.chars, 0, isStar, charsMeet);
+}
+
+const isStar = (c: string): boolean => c === '*';
+const charsMeet = (x: string, y: string): boolean => x === '*' || x === '?' || y === '*' || y === '?' || x === y;
+const isGlobstar = (s: Segment): boolean => s.globstar;
+const segmentsMeet = (x: Segment, y: Segment): boolean => x.globstar || y.globstar || segmentsIntersect(x, y);
+
+/**
+ * The product search both levels share: true when the two symbol sequences,
+ * from position `from` in each, can be consumed to their ends together. A
+ * state is a position in each; a `repeats` symbol (a `*` among characters, a
+ * `**` among segments) may be skipped or stay while the other side moves
+ * on; two symbols that `meet` can consume one step together. Depth first
+ * over an explicit stack, each state seen once.
+ */
+function sequencesIntersect<T>(a: readonly T[], b: readonly T[], from: number, repeats: (t: T) => boolean, meet: (x: T, y: T) => boolean): boolean {
   const width = b.length + 1;
   const seen = new Uint8Array((a.length + 1) * width);
-  const stack: number[] = [0, 0];
+  const stack: number[] = [from, from];
   while (stack.length > 0) {
     const j = stack.pop()!;
     const i = stack.pop()!;
@@ -189,15 +204,13 @@ function segmentsIntersect(x: Segment, y: Segment): boolean {
     if (seen[key] === 1) continue;
     seen[key] = 1;
     if (i === a.length && j === b.length) return true;
-    const ca = a[i];
-    const cb = b[j];
-    if (ca === '*') stack.push(i + 1, j);
-    if (cb === '*') stack.push(i, j + 1);
-    if (ca !== undefined && cb !== undefined) {
-      const wildA = ca === '*' || ca === '?';
-      const wildB = cb === '*' || cb === '?';
-      if (wildA || wildB || ca === cb) stack.push(ca === '*' ? i : i + 1, cb === '*' ? j : j + 1);
-    }
+    const x = a[i];
+    const y = b[j];
+    const xRepeats = x !== undefined && repeats(x);
+    const yRepeats = y !== undefined && repeats(y);
+    if (xRepeats) stack.push(i + 1, j);
+    if (yRepeats) stack.push(i, j + 1);
+    if (x !== undefined && y !== undefined && meet(x, y)) stack.push(xRepeats ? i : i + 1, yRepeats ? j : j + 1);
   }
   return false;
 }
@@ -223,27 +236,7 @@ export function compiledOverlap(a: CompiledPattern, b: CompiledPattern): boolean
     if (a.prefix.length === b.prefix.length) return true;
     return !(a.prefix.length < b.prefix.length ? a : b).file;
   }
-  const sa = a.symbols;
-  const sb = b.symbols;
-  const width = sb.length + 1;
-  const seen = new Uint8Array((sa.length + 1) * width);
-  const stack: number[] = [shared, shared];
-  while (stack.length > 0) {
-    const j = stack.pop()!;
-    const i = stack.pop()!;
-    const key = i * width + j;
-    if (seen[key] === 1) continue;
-    seen[key] = 1;
-    if (i === sa.length && j === sb.length) return true;
-    const x = sa[i];
-    const y = sb[j];
-    if (x?.globstar === true) stack.push(i + 1, j);
-    if (y?.globstar === true) stack.push(i, j + 1);
-    if (x !== undefined && y !== undefined && (x.globstar || y.globstar || segmentsIntersect(x, y))) {
-      stack.push(x.globstar ? i : i + 1, y.globstar ? j : j + 1);
-    }
-  }
-  return false;
+  return sequencesIntersect(a.symbols, b.symbols, shared, isGlobstar, segmentsMeet);
 }
 
 /** True when some path is covered by both canonical patterns (compiledOverlap on freshly compiled ones). */
