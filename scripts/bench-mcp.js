@@ -73,11 +73,13 @@ async function benchDriver(driver) {
     // The same sends while B receives live: long-poll receive + ack, as an agent waiting for mail does.
     let sending = true;
     let receivedLive = 0;
+    let liveReceives = 0;
     const reader = (async () => {
       while (sending) {
         const r = await b.call('receive', { as: 'B', ...(token ? { ack: token } : {}), count: 1000, wait_seconds: 1 });
         token = r.batch_token;
         receivedLive += r.messages.length;
+        liveReceives += 1;
       }
     })();
     t = performance.now();
@@ -100,7 +102,7 @@ async function benchDriver(driver) {
     }
     await a.client.close();
     await b.client.close();
-    return { sendsPerSecond, liveSendsPerSecond, receivedLive, p50: pct(latencies, 50), p99: pct(latencies, 99) };
+    return { sendsPerSecond, liveSendsPerSecond, receivedLive, liveReceives, p50: pct(latencies, 50), p99: pct(latencies, 99) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -118,7 +120,7 @@ for (const driver of ['native', 'wasm']) {
   results[driver] = r;
   console.log(
     `${driver.padEnd(7)} send round trips ${r.sendsPerSecond}/s (reader after), ${r.liveSendsPerSecond}/s beside a live reader ` +
-      `(live/after ${(r.liveSendsPerSecond / r.sendsPerSecond).toFixed(2)}, ${r.receivedLive} received live)   ` +
+      `(live/after ${(r.liveSendsPerSecond / r.sendsPerSecond).toFixed(2)}, ${r.receivedLive} received live in ${r.liveReceives} receives)   ` +
       `send->receive latency p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms`,
   );
 }
