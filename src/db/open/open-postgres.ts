@@ -43,18 +43,30 @@ export function postgresMigrationsDir(): string {
   return join(packageRoot(), 'sql', 'postgres');
 }
 
+/** The connection settings of openPostgresDatabase, without what only migrating uses. */
+export type ConnectPostgresOptions = Pick<OpenPostgresOptions, 'url' | 'busyTimeoutMs' | 'deadlineMs'>;
+
+/**
+ * Connects to the server without a round trip, migrating or creating
+ * anything: for a look at a bus (doctor, status) that must not change it.
+ * Throws DbError `driver_unavailable`; a wrong password or an unreachable
+ * server fail at the first statement.
+ */
+export async function connectPostgres(options: ConnectPostgresOptions): Promise<Database<DriverCapabilities>> {
+  const loaded = await loadPostgresDriver();
+  if (!loaded.ok) throw new DbError('driver_unavailable', loaded.reason);
+  const connection = loaded.driver.open(options.url, {
+    busyTimeoutMs: options.busyTimeoutMs ?? 5_000,
+    ...(options.deadlineMs === undefined ? {} : { deadlineMs: options.deadlineMs }),
+  });
+  return new Database(connection);
+}
+
 /** Connects, migrates and returns the bus's database; throws DbError (unavailable, permission, schema_newer, ...). */
 export async function openPostgresDatabase(options: OpenPostgresOptions): Promise<OpenedPostgres> {
   const now = options.now ?? Date.now;
   const migrations = loadMigrations(options.migrationsDir ?? postgresMigrationsDir());
-  const loaded = await loadPostgresDriver();
-  if (!loaded.ok) throw new DbError('driver_unavailable', loaded.reason);
-  const busyTimeoutMs = options.busyTimeoutMs ?? 5_000;
-  const connection = loaded.driver.open(options.url, {
-    busyTimeoutMs,
-    ...(options.deadlineMs === undefined ? {} : { deadlineMs: options.deadlineMs }),
-  });
-  const db = new Database(connection);
+  const db = await connectPostgres(options);
   try {
     // The first round trip: a wrong password, an unreachable or too old server fail here.
     const applied = appliedMigrations(db);

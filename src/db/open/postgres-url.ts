@@ -82,3 +82,10 @@ function passwordFromFile(path: string | undefined): string | undefined {
   }
   return password;
 }
+
+/** `url` with any password taken out, for messages and reports (the URL is otherwise shown as configured); `url` must pass databaseUrlProblem. */
+export function urlWithoutPassword(url: string): string {
+  const shown = new URL(url);
+  shown.password = '';
+  return shown.toString();
+}

@@ -10,7 +10,7 @@ import { realpathSync, statSync } from 'node:fs';
 import { copyToPostgres } from '../../../db/open/copy-to-postgres.js';
 import { Database } from '../../../db/contract/database.js';
 import { DbError } from '../../../db/contract/db-error.js';
-import { connectionUrl, databaseUrlProblem } from '../../../db/open/postgres-url.js';
+import { connectionUrl, databaseUrlProblem, urlWithoutPassword } from '../../../db/open/postgres-url.js';
 import { compareSchema } from '../../../db/open/schema-compatibility.js';
 import { DRIVER_FOR_PROTOCOL, loadDriver } from '../../../db/open/select-driver.js';
 import { withSetupLock } from '../../../db/open/setup-lock.js';
@@ -36,9 +36,7 @@ function targetUrl(io: CliIo, args: readonly string[], options: ConvertOptions):
   if (problem !== undefined) throw new CliError('usage', messages.badUrl(problem));
   const config = commandConfig(io, options);
   const url = connectionUrl({ database_url: given, databaseUrlKey: 'the URL', database_password_file: config.database_password_file, database_password_env: config.database_password_env });
-  const shown = new URL(given);
-  shown.password = '';
-  return { url, where: shown.toString() };
+  return { url, where: urlWithoutPassword(given) };
 }
 
 /** Storage refusals that changed nothing exit 3; the rest are failures. */
