@@ -13,7 +13,8 @@ const drivers = asked.filter((name) => ALL_DRIVERS.includes(name));
 
 /**
  * The postgres driver's project, only when AGENTBUS_TEST_DRIVERS names it
- * (scripts/test.js does): its own set-up starts a throwaway PostgreSQL
+ * (scripts/test.js does): the SQLite projects' set-up (the build and the
+ * packed package), then its own, which starts a throwaway PostgreSQL
  * cluster (test/postgres/global-setup.ts), and it runs the whole suite, each
  * bus a database of its own on that cluster (test/support/test-databases.ts),
  * but the files test/postgres/not-on-postgres.ts lists with their reasons
@@ -22,7 +23,7 @@ const drivers = asked.filter((name) => ALL_DRIVERS.includes(name));
 const postgres: TestProjectConfiguration = {
   test: {
     name: 'postgres',
-    globalSetup: ['test/postgres/global-setup.ts'],
+    globalSetup: ['test/support/global-setup.ts', 'test/postgres/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',

@@ -101,6 +101,7 @@ const lazyBuiltins = {
 const ON_DEMAND = {
   'src/log.ts': 'file-logger',
   'src/db/open/open-postgres.ts': 'postgres-open',
+  'src/cli/server-database.ts': 'server-database',
   'drivers/postgres/postgres-driver.ts': 'postgres-driver',
 };
 /** Files a worker thread starts from, never imported: entries of their own. */

@@ -22,7 +22,7 @@ export interface StatusReport {
   readonly config_file_found: boolean;
   /** Absolute data directory. */
   readonly data_directory: string;
-  /** The file; every field but path and exists is null when there is no database yet. */
+  /** The file, or on a server its URL as path (a password as ***); every field but path and exists is null when there is no database yet. */
   readonly database: {
     readonly path: string;
     readonly exists: boolean;
@@ -111,7 +111,7 @@ export function readReport(db: Database, config: Config, clock: Clock, schemaVer
         path: db.path,
         exists: true,
         driver: db.capabilities.name,
-        sqlite_version: db.capabilities.sqliteVersion,
+        sqlite_version: db.capabilities.sqliteVersion === '' ? null : db.capabilities.sqliteVersion,
         lock_protocol: db.capabilities.lockProtocol,
         schema_version: schemaVersion,
       },

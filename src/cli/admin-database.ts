@@ -6,7 +6,7 @@
  */
 import type { Config } from '../config.js';
 import type { Database } from '../db/contract/database.js';
-import type { LockProtocol, SqliteCapabilities } from '../db/contract/driver.js';
+import type { DriverCapabilities, LockProtocol, SqliteCapabilities } from '../db/contract/driver.js';
 import { databasePath, openDatabase, openForInspection } from '../db/open/open-database.js';
 import { readFileState, type FileState } from '../db/storage/file-header.js';
 import { compareSchema, type SchemaComparison } from '../db/open/schema-compatibility.js';
@@ -15,9 +15,10 @@ import { DRIVER_FOR_PROTOCOL, loadDriver } from '../db/open/select-driver.js';
 import { CliError } from './cli-error.js';
 import type { CliIo } from './cli-io.js';
 
-export interface AdminDatabase {
+/** An open bus: a SQLite file's (the default) or, for commands that also take a server bus, any engine's. */
+export interface AdminDatabase<C extends DriverCapabilities = SqliteCapabilities> {
   /** The open database, migrated to the current schema. */
-  readonly db: Database<SqliteCapabilities>;
+  readonly db: Database<C>;
   /** The schema version after opening. */
   readonly schemaVersion: number;
 }
@@ -120,5 +121,10 @@ export async function openIfCurrent(config: Config, io: CliIo, writes = false): 
 export async function openReadingDatabase(config: Config, io: CliIo, command: string, writes = false): Promise<AdminDatabase> {
   const opened = await openIfCurrent(config, io, writes);
   if (opened.kind === 'open') return opened.database;
-  throw new CliError('refused', `schema_older: ${olderSchemaMessage(opened.schema.version, opened.schema.known, command)}`);
+  throw olderSchemaRefusal(opened.schema, command);
+}
+
+/** A reading command's refusal of a schema behind this agentbus's, on a file or a server: CliError `refused`, its line starting `schema_older:`. */
+export function olderSchemaRefusal(schema: SchemaComparison, command: string): CliError {
+  return new CliError('refused', `schema_older: ${olderSchemaMessage(schema.version, schema.known, command)}`);
 }

@@ -12,7 +12,7 @@ import type { CliIo } from '../../src/cli/cli-io.js';
 import { systemClock } from '../../src/clock.js';
 import { AGENTBUS_BIN } from '../support/mcp-process.js';
 import { withoutDacOverride } from '../support/privileges.js';
-import { testDriverName } from '../support/test-driver.js';
+import { testDriverEnv } from '../support/test-driver.js';
 
 export interface CliRun {
   readonly code: number | null;
@@ -52,7 +52,7 @@ export function cliEnv(dataDir: string, extra: Record<string, string> = {}): Rec
     HOME: dataDir,
     AGENTBUS_DATA_DIR: dataDir,
     AGENTBUS_CONFIG: join(dataDir, 'config.json'),
-    AGENTBUS_DRIVER: testDriverName(),
+    ...testDriverEnv(dataDir),
     ...extra,
   };
 }
@@ -123,7 +123,7 @@ export function memoryIo(dataDir: string, options: MemoryIoOptions = {}): CliIo 
     stdin,
     stdout,
     stderr,
-    env: { AGENTBUS_DATA_DIR: dataDir, AGENTBUS_CONFIG: join(dataDir, 'config.json'), AGENTBUS_DRIVER: testDriverName(), ...options.env },
+    env: { AGENTBUS_DATA_DIR: dataDir, AGENTBUS_CONFIG: join(dataDir, 'config.json'), ...testDriverEnv(dataDir), ...options.env },
     cwd: dataDir,
     homeDir: dataDir,
     clock: systemClock,

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { cliEnv, runCli, type CliRun } from '../cli/cli-process.js';
 import { fixturePath } from '../support/child-process.js';
 import { AGENTBUS_BIN, startMcp, type McpProcess } from '../support/mcp-process.js';
-import { tempDir, testDriverName } from '../support/test-driver.js';
+import { tempDir, testDriverEnv } from '../support/test-driver.js';
 
 type Json = Record<string, any>;
 
@@ -141,7 +141,7 @@ describe('agentbus inbox', () => {
   it("finds only its own harness's names through the process tree", async () => {
     const { dir, a } = await setup();
     const other = spawn(process.execPath, [fixturePath('harness-child.js'), 'Zoe'], {
-      env: { ...process.env, AGENTBUS_DATA_DIR: dir, AGENTBUS_CONFIG: join(dir, 'config.json'), AGENTBUS_DRIVER: testDriverName() },
+      env: { ...process.env, AGENTBUS_DATA_DIR: dir, AGENTBUS_CONFIG: join(dir, 'config.json'), ...testDriverEnv(dir) },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let out = '';

@@ -17,7 +17,7 @@ import { formatProcessIdentity } from '../../src/db/processes/process-identity.j
 import { fixturePath } from '../support/child-process.js';
 import { AGENTBUS_BIN } from '../support/mcp-process.js';
 import { foreignProcess } from '../support/process-identities.js';
-import { openTestDatabase, tempDir, testDriverName } from '../support/test-driver.js';
+import { openTestDatabase, tempDir, testDriverEnv } from '../support/test-driver.js';
 
 type Json = Record<string, any>;
 
@@ -42,7 +42,7 @@ interface InspectorRun {
 }
 
 function serverEnvFlags(dataDir: string): string[] {
-  const env = { AGENTBUS_DATA_DIR: dataDir, AGENTBUS_CONFIG: join(dataDir, 'config.json'), AGENTBUS_DRIVER: testDriverName() };
+  const env = { AGENTBUS_DATA_DIR: dataDir, AGENTBUS_CONFIG: join(dataDir, 'config.json'), ...testDriverEnv(dataDir) };
   return Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
 }
 
@@ -97,7 +97,7 @@ afterEach(async () => {
 
 async function startSharedServer(dataDir: string): Promise<SharedServer> {
   const child = spawn(process.execPath, [AGENTBUS_BIN, 'mcp'], {
-    env: { PATH: process.env.PATH ?? '', HOME: dataDir, AGENTBUS_DATA_DIR: dataDir, AGENTBUS_CONFIG: join(dataDir, 'config.json'), AGENTBUS_DRIVER: testDriverName() },
+    env: { PATH: process.env.PATH ?? '', HOME: dataDir, AGENTBUS_DATA_DIR: dataDir, AGENTBUS_CONFIG: join(dataDir, 'config.json'), ...testDriverEnv(dataDir) },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let current: Socket | undefined;
@@ -200,7 +200,7 @@ describe('agentbus mcp driven by the MCP Inspector CLI', () => {
 
     // The same rows, seen by the admin CLI.
     const status = JSON.parse(execFileSync(process.execPath, [AGENTBUS_BIN, 'status', '--json'], {
-      env: { PATH: process.env.PATH ?? '', HOME: dataDir, AGENTBUS_DATA_DIR: dataDir, AGENTBUS_CONFIG: join(dataDir, 'config.json'), AGENTBUS_DRIVER: testDriverName() },
+      env: { PATH: process.env.PATH ?? '', HOME: dataDir, AGENTBUS_DATA_DIR: dataDir, AGENTBUS_CONFIG: join(dataDir, 'config.json'), ...testDriverEnv(dataDir) },
       encoding: 'utf8',
     }));
     expect(status.sessions.map((s: Json) => s.display_name)).toEqual(['Alice', 'Bob']);

@@ -83,8 +83,9 @@ function passwordFromFile(path: string | undefined): string | undefined {
   return password;
 }
 
-/** `url` with any password taken out, for messages and reports (the URL is otherwise shown as configured); `url` must pass databaseUrlProblem. */
+/** `url` with any password taken out, for messages and reports; a malformed one (databaseUrlProblem) is never echoed. */
 export function urlWithoutPassword(url: string): string {
+  if (databaseUrlProblem(url) !== undefined) return '(a malformed URL)';
   const shown = new URL(url);
   shown.password = '';
   return shown.toString();

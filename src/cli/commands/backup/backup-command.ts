@@ -13,6 +13,7 @@ import { loadDriver } from '../../../db/open/select-driver.js';
 import { databaseExists, databaseState, openAdminDatabase } from '../../admin-database.js';
 import { commandConfig } from '../../cli-config.js';
 import { CliError } from '../../cli-error.js';
+import { serverBusRefusal } from '../../server-refusals.js';
 import type { CliIo } from '../../cli-io.js';
 import { formatBytes } from '../../format.js';
 import { integrityProblems } from '../../../db/storage/integrity.js';
@@ -31,6 +32,8 @@ export function defaultBackupPath(dataDir: string, now: number): string {
 
 export async function backupCommand(io: CliIo, args: readonly string[], options: BackupOptions): Promise<number> {
   const config = commandConfig(io, options);
+  const onServer = serverBusRefusal(config, 'backup');
+  if (onServer !== undefined) throw onServer;
   const { path, state } = databaseState(config);
   if (!databaseExists(state)) throw new CliError('failed', `nothing to back up: there is no database at ${path}`);
   const given = args[0];

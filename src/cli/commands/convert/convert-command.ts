@@ -22,6 +22,7 @@ import { withSetupLock } from '../../../db/open/setup-lock.js';
 import { databaseExists, databaseState } from '../../admin-database.js';
 import { commandConfig } from '../../cli-config.js';
 import { CliError } from '../../cli-error.js';
+import { serverBusRefusal } from '../../server-refusals.js';
 import * as messages from './messages.js';
 import { convertToPostgres } from './to-postgres.js';
 import type { CliIo } from '../../cli-io.js';
@@ -56,6 +57,8 @@ export async function convertCommand(io: CliIo, args: readonly string[], options
   const to = targetProtocol(options.to);
   if (args.length > 0) throw new CliError('usage', messages.urlWithoutPostgres(to));
   const config = commandConfig(io, options);
+  const onServer = serverBusRefusal(config, 'convert');
+  if (onServer !== undefined) throw onServer;
   const { path: given, state } = databaseState(config);
   if (!databaseExists(state)) throw new CliError('failed', messages.noDatabase(given));
   if (state.kind === 'foreign') throw new CliError('failed', messages.foreignFile(state.reason));

@@ -30,6 +30,7 @@ import { withSetupLock } from '../../../db/open/setup-lock.js';
 import { otherProtocol } from '../../../db/lock-records/lock-protocol.js';
 import { commandConfig } from '../../cli-config.js';
 import { CliError } from '../../cli-error.js';
+import { serverBusRefusal } from '../../server-refusals.js';
 import type { CliIo } from '../../cli-io.js';
 import * as messages from './messages.js';
 import { formatBytes } from '../../format.js';
@@ -133,6 +134,8 @@ export async function restoreCommand(io: CliIo, args: readonly string[], options
   const given = args[0];
   if (given === undefined) throw new CliError('usage', messages.NO_BACKUP_GIVEN);
   const config = commandConfig(io, options);
+  const onServer = serverBusRefusal(config, 'restore');
+  if (onServer !== undefined) throw onServer;
   const backup = resolve(io.cwd, given);
   const dataDir = prepareDataDir(config.data_directory);
   const path = databasePath(dataDir);

@@ -10,7 +10,7 @@ import { readReport, type StatusReport, type StatusReservation } from '../../../
 import type { Config } from '../../../config.js';
 import { DbError } from '../../../db/contract/db-error.js';
 import { lostDatabaseMessage } from '../../../db/storage/lost-database.js';
-import type { LockProtocol } from '../../../db/contract/driver.js';
+import type { Database } from '../../../db/contract/database.js';
 import type { SchemaComparison } from '../../../db/open/schema-compatibility.js';
 import { olderSchemaMessage } from '../../../db/open/schema-messages.js';
 import { DRIVER_FOR_PROTOCOL } from '../../../db/open/select-driver.js';
@@ -40,23 +40,15 @@ function formatReservations(reservations: readonly StatusReservation[], now: num
 
 async function emptyReport(config: Config, path: string): Promise<StatusReport> {
   const next = await newDatabaseDriverFor(config);
-  return {
-    config_path: config.configPath,
-    config_file_found: config.configFileFound,
-    data_directory: config.data_directory,
-    database: { path, exists: false, driver: null, sqlite_version: null, lock_protocol: null, schema_version: null },
-    new_database: { driver: next.driver ?? null, lock_protocol: next.lockProtocol ?? null, why: next.why },
-    usage: null,
-    notices: [],
-    embeddings: {
-      enabled: config.embedding_endpoint !== undefined,
-      model: config.embedding_endpoint !== undefined ? (config.embedding_model ?? null) : null,
-      backlog: null,
-    },
-    sessions: [],
-    channels: [],
-    reservations: [],
-  };
+  return { ...noBusReport(config, path), new_database: { driver: next.driver ?? null, lock_protocol: next.lockProtocol ?? null, why: next.why } };
+}
+
+/** Which engine holds a bus whose schema status does not read: the driver and protocol, for the report. */
+interface BusEngine {
+  /** The driver's name, for display. */
+  readonly driver: string;
+  /** Its lock protocol, or `server`. */
+  readonly protocol: string;
 }
 
 /**
@@ -64,20 +56,59 @@ async function emptyReport(config: Config, path: string): Promise<StatusReport> 
  * upgrades (src/db/open/schema-compatibility.ts): the file and a notice saying who
  * upgrades it; the bus itself is read by the version that wrote it.
  */
-function olderSchemaReport(config: Config, path: string, protocol: LockProtocol, schema: SchemaComparison, now: number): StatusReport {
+function olderSchemaReport(config: Config, path: string, engine: BusEngine, schema: SchemaComparison, now: number): StatusReport {
+  return {
+    ...noBusReport(config, path),
+    database: { path, exists: true, driver: engine.driver, sqlite_version: null, lock_protocol: engine.protocol, schema_version: schema.version },
+    notices: [{ kind: 'schema_older', message: olderSchemaMessage(schema.version, schema.known, 'status'), set_at: new Date(now).toISOString() }],
+  };
+}
+
+/** The parts of a report that are the same whatever the database holds: its place, the configured embeddings, nothing read. */
+function noBusReport(config: Config, path: string): StatusReport {
   return {
     config_path: config.configPath,
     config_file_found: config.configFileFound,
     data_directory: config.data_directory,
-    database: { path, exists: true, driver: DRIVER_FOR_PROTOCOL[protocol], sqlite_version: null, lock_protocol: protocol, schema_version: schema.version },
+    database: { path, exists: false, driver: null, sqlite_version: null, lock_protocol: null, schema_version: null },
     new_database: null,
     usage: null,
-    notices: [{ kind: 'schema_older', message: olderSchemaMessage(schema.version, schema.known, 'status'), set_at: new Date(now).toISOString() }],
+    notices: [],
     embeddings: { enabled: config.embedding_endpoint !== undefined, model: config.embedding_endpoint !== undefined ? (config.embedding_model ?? null) : null, backlog: null },
     sessions: [],
     channels: [],
     reservations: [],
   };
+}
+
+/** The report of the SQLite file in the data directory. */
+async function fileReport(config: Config, io: CliIo, now: number): Promise<StatusReport> {
+  const { path, state } = databaseState(config);
+  // An emptied file where a bus was is not "no database yet": say what happened and the choices (lost-database.ts).
+  const lost = lostDatabaseMessage(path, dirname(path), state);
+  if (lost !== undefined) throw new DbError('corrupt', lost);
+  if (!databaseExists(state)) return emptyReport(config, path);
+  const opened = await openIfCurrent(config, io);
+  if (opened.kind === 'older') return olderSchemaReport(config, path, { driver: DRIVER_FOR_PROTOCOL[opened.protocol], protocol: opened.protocol }, opened.schema, now);
+  return readAndClose(opened.database.db, config, io, opened.database.schemaVersion);
+}
+
+/** The report of a bus on the server database_url names, read without creating or upgrading it (server-database.ts). */
+async function serverReport(config: Config & { readonly database_url: string }, io: CliIo, now: number): Promise<StatusReport> {
+  // Loaded only here: a SQLite user's status never loads the postgres files.
+  const { lookAtServer } = await import('../../server-database.js');
+  const look = await lookAtServer(config);
+  if (look.kind === 'open') return readAndClose(look.db, config, io, look.schemaVersion);
+  if (look.kind === 'older') return olderSchemaReport(config, look.place.where, look.place, look.schema, now);
+  return { ...noBusReport(config, look.place.where), new_database: { driver: look.place.driver, lock_protocol: look.place.protocol, why: `${config.databaseUrlKey} names this server` } };
+}
+
+function readAndClose(db: Database, config: Config, io: CliIo, schemaVersion: number): StatusReport {
+  try {
+    return readReport(db, config, io.clock, schemaVersion);
+  } finally {
+    db.close();
+  }
 }
 
 /** The human-readable form. */
@@ -131,27 +162,8 @@ export function formatStatus(report: StatusReport, now: number): string {
 
 export async function statusCommand(io: CliIo, options: StatusOptions): Promise<number> {
   const config = commandConfig(io, options);
-  const { path, state } = databaseState(config);
   const now = io.clock.now();
-  let report: StatusReport;
-  // An emptied file where a bus was is not "no database yet": say what happened and the choices (lost-database.ts).
-  const lost = lostDatabaseMessage(path, dirname(path), state);
-  if (lost !== undefined) throw new DbError('corrupt', lost);
-  if (!databaseExists(state)) {
-    report = await emptyReport(config, path);
-  } else {
-    const opened = await openIfCurrent(config, io);
-    if (opened.kind === 'older') {
-      report = olderSchemaReport(config, path, opened.protocol, opened.schema, now);
-    } else {
-      const { db, schemaVersion } = opened.database;
-      try {
-        report = readReport(db, config, io.clock, schemaVersion);
-      } finally {
-        db.close();
-      }
-    }
-  }
+  const report = config.database_url === undefined ? await fileReport(config, io, now) : await serverReport({ ...config, database_url: config.database_url }, io, now);
   io.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : formatStatus(report, now));
   return 0;
 }

@@ -113,8 +113,10 @@ function readRecent(db: Database, options: TailPlan): { messages: Message[]; las
   return db.read(() => {
     const last = db.get<{ seq: number | null }>('SELECT max(seq) AS seq FROM messages')?.seq ?? 0;
     const { sql, params } = filterClause(options.filters);
-    const limit = options.lines ?? (options.filters.sinceMs === undefined ? TAIL_DEFAULT_LINES : -1);
-    const rows = db.all<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE ${sql} AND m.seq <= ? ORDER BY m.seq DESC LIMIT ?`, [...params, last, limit]);
+    // Every message since --since has no LIMIT at all (engines disagree on a negative one).
+    const limit = options.lines ?? (options.filters.sinceMs === undefined ? TAIL_DEFAULT_LINES : undefined);
+    const bounded = limit === undefined ? '' : ' LIMIT ?';
+    const rows = db.all<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE ${sql} AND m.seq <= ? ORDER BY m.seq DESC${bounded}`, [...params, last, ...(limit === undefined ? [] : [limit])]);
     return { messages: rows.reverse().map(toMessage), last };
   });
 }

@@ -8,8 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { createFileLogger } from '../../../log.js';
 import { startWebServer, type CommandErrors } from '../../../web/web-server.js';
 import { NO_AGENT_YET, type OpenedBus } from '../../../web/web-bus.js';
-import { databaseExists, databaseState } from '../../admin-database.js';
-import { openBusDatabase } from '../../bus-database.js';
+import { openBusIfMade } from '../../bus-database.js';
 import { commandConfig } from '../../cli-config.js';
 import { asCliError } from '../../bus-error-exit.js';
 import { CliError } from '../../cli-error.js';
@@ -41,8 +40,7 @@ export async function webCommand(io: CliIo, options: WebOptions, signal: AbortSi
   let opened: OpenedBus | undefined;
   // Looked for by the server until it exists; opened as every console command opens it.
   const openBus = async (): Promise<OpenedBus | undefined> => {
-    if (!databaseExists(databaseState(config).state)) return undefined;
-    opened = await openBusDatabase(config, io, { command: 'web', writes: true });
+    opened = await openBusIfMade(config, io, { command: 'web', writes: true });
     return opened;
   };
   const log = createFileLogger(config.data_directory, config.log_level);
