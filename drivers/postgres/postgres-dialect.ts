@@ -29,6 +29,7 @@ export const POSTGRES_DIALECT: Dialect = {
   // insert leaves a gap, as seqs may have anyway; commits stay in seq order under the writer lock.
   lastSeq: "SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS seq FROM messages_seq_seq",
   greatest: 'GREATEST',
+  least: 'LEAST',
   columnExists: 'SELECT 1 AS present FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ? AND column_name = ?',
   // PostgreSQL keeps statistics (autovacuum's ANALYZE) and has no index hints.
   indexedBy: () => '',

@@ -62,3 +62,12 @@ export async function upgradedServerDatabase(config: ServerSettings, io: CliIo):
   const { db, migrations } = await openPostgresBus({ ...config }, () => io.clock.now());
   return { db, schemaVersion: migrations.version };
 }
+
+/**
+ * A connection to the server bus for a command that only reads what is
+ * there whatever its schema (the commit guard), with its own bounds on a
+ * lock wait and on one call, so a hook never hangs on a lost server.
+ */
+export async function connectServerBus(config: ServerSettings, bounds: { readonly busyTimeoutMs: number; readonly deadlineMs: number }): Promise<Database<DriverCapabilities>> {
+  return connectPostgres({ url: urlOf(config), ...bounds });
+}

@@ -132,7 +132,7 @@ function messagesPage(url: URL, bus: WebBus): unknown {
   if (direct && channel !== undefined) throw badParam('direct', 'direct messages are on no channel: give direct (or between) or channel, not both');
   const before = intParam(url, 'before', Number.MAX_SAFE_INTEGER);
   const limit = intParam(url, 'limit', PAGE_DEFAULT, PAGE_MAX);
-  const where = direct ? directCondition(between) : channel === undefined ? { sql: '1', params: [] } : { sql: 'm.channel = ?', params: [channel] };
+  const where = direct ? directCondition(between) : channel === undefined ? { sql: 'TRUE', params: [] } : { sql: 'm.channel = ?', params: [channel] };
   return bus.db.read(() => {
     const rows = bus.db.all<MessageRow>(
       `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.tombstone = 0 AND m.seq < ? AND ${where.sql} ORDER BY m.seq DESC LIMIT ?`,

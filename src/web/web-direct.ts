@@ -53,8 +53,9 @@ export function withReadStates(db: Database, messages: readonly Message[]): WebM
  * most once a second and only when something changed).
  */
 export function conversations(db: Database): Conversation[] {
+  const { least, greatest } = db.capabilities.dialect;
   const rows = db.all<{ a: string; b: string; n: number; last: number }>(
-    `SELECT min(m.sender, d.addressee) AS a, max(m.sender, d.addressee) AS b, count(DISTINCT m.seq) AS n, max(m.seq) AS last
+    `SELECT ${least}(m.sender, d.addressee) AS a, ${greatest}(m.sender, d.addressee) AS b, count(DISTINCT m.seq) AS n, max(m.seq) AS last
        FROM direct_recipients d JOIN messages m ON m.seq = d.seq
       WHERE m.tombstone = 0
       GROUP BY 1, 2 ORDER BY last DESC`,

@@ -6,7 +6,7 @@ import { HOOK_LINE, HOOK_MARKER } from '../../src/cli/commands/guard/guard-insta
 import { git, gitRepo, personEnv, writeFiles } from '../reservations/git-repo.js';
 import { fixturePath } from '../support/child-process.js';
 import { startMcp } from '../support/mcp-process.js';
-import { tempDir } from '../support/test-driver.js';
+import { tempDir, testBusEnv } from '../support/test-driver.js';
 import { REPO_ROOT, installSnippets, localised, snippet } from './doc-snippets.js';
 
 const snippets = installSnippets();
@@ -24,7 +24,7 @@ function commits(repo: string, dataDir: string, path: string): { ok: boolean; st
   const run = spawnSync('git', ['commit', '-q', '-m', 'change'], {
     cwd: repo,
     encoding: 'utf8',
-    env: { ...clean, PATH: path, HOME: repo, AGENTBUS_DATA_DIR: dataDir, AGENTBUS_CONFIG: join(dataDir, 'config.json') },
+    env: { ...clean, PATH: path, HOME: repo, AGENTBUS_DATA_DIR: dataDir, AGENTBUS_CONFIG: join(dataDir, 'config.json'), ...testBusEnv(dataDir) },
   });
   return { ok: run.status === 0, stderr: run.stderr };
 }

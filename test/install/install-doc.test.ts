@@ -8,7 +8,7 @@ import { identityLine, readIdentity } from '../../src/cli/identity-line.js';
 import { hookKind } from '../../src/harness/hook-events.js';
 import { ConfigFileSchema } from '../../src/config.js';
 import { installedAgentbus, type InstalledAgentbus } from '../support/installed-agentbus.js';
-import { tempDir, testDriverName } from '../support/test-driver.js';
+import { tempDir, testDriverEnv } from '../support/test-driver.js';
 import { CHECKOUT_PLACEHOLDER, REPO_ROOT, installSnippets, localised, parseTomlSubset, shellWords, snippet } from './doc-snippets.js';
 
 type Json = Record<string, any>;
@@ -56,7 +56,7 @@ async function serverTools(command: string, args: readonly string[]): Promise<st
       PATH: agentbus.path(),
       AGENTBUS_DATA_DIR: dir,
       AGENTBUS_CONFIG: join(dir, 'config.json'),
-      AGENTBUS_DRIVER: testDriverName(),
+      ...testDriverEnv(dir),
     },
     stderr: 'pipe',
     cwd: dir,
@@ -76,7 +76,7 @@ function runHook(command: string, cwd: string, input = ''): string {
     cwd,
     encoding: 'utf8',
     input,
-    env: { PATH: installedAgentbus().path(), HOME: cwd, AGENTBUS_DRIVER: testDriverName() },
+    env: { PATH: installedAgentbus().path(), HOME: cwd, ...testDriverEnv(join(cwd, '.agentbus')) },
   });
 }
 

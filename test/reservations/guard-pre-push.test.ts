@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PRE_PUSH_HOOK_LINE } from '../../src/cli/commands/guard/guard-install.js';
 import { runCli } from '../cli/cli-process.js';
-import { tempDir } from '../support/test-driver.js';
+import { tempDir, testBusEnv } from '../support/test-driver.js';
 import { git, gitRepo, personEnv, writeFiles } from './git-repo.js';
 import { agent, guarded } from './guard-repo.js';
 
@@ -26,7 +26,7 @@ function push(repo: string, remote: string, dataDir: string, args: readonly stri
   const run = spawnSync('git', ['push', '-q', 'origin', ...args], {
     cwd: repo,
     encoding: 'utf8',
-    env: { ...personEnv(), GIT_CONFIG_NOSYSTEM: '1', HOME: repo, AGENTBUS_DATA_DIR: dataDir, AGENTBUS_CONFIG: join(dataDir, 'config.json'), ...env },
+    env: { ...personEnv(), GIT_CONFIG_NOSYSTEM: '1', HOME: repo, AGENTBUS_DATA_DIR: dataDir, AGENTBUS_CONFIG: join(dataDir, 'config.json'), ...testBusEnv(dataDir), ...env },
   });
   expect(tip() !== before, run.stderr).toBe(run.status === 0);
   return { ok: run.status === 0, stderr: run.stderr };
@@ -79,7 +79,8 @@ describe('agentbus guard: the pre-push hook', () => {
     await alice.call('reserve', { as: 'Alice', paths: ['**'] });
     commitSkipping(repo, { 'a.txt': '1\n' });
     expect(push(repo, remote, dataDir, ['main']).ok).toBe(false);
-    const missing = push(repo, remote, dataDir, ['main'], { AGENTBUS_DATA_DIR: join(tempDir(), 'none') });
+    // A data directory without a file, and no server named (an empty AGENTBUS_DATABASE_URL is none).
+    const missing = push(repo, remote, dataDir, ['main'], { AGENTBUS_DATA_DIR: join(tempDir(), 'none'), AGENTBUS_DATABASE_URL: '' });
     expect([missing.ok, missing.stderr]).toEqual([true, expect.stringMatching(/^agentbus guard: there is no agentbus database at .* yet, so nothing is reserved; allowing the push\n$/)]);
     commitSkipping(repo, { 'b.txt': '1\n' });
     const hook = join(repo, '.git', 'hooks', 'pre-push');

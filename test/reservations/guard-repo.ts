@@ -9,7 +9,7 @@ import { expect } from 'vitest';
 import { prepareCliDir, runCli } from '../cli/cli-process.js';
 import { fixturePath } from '../support/child-process.js';
 import { startMcp, type McpProcess } from '../support/mcp-process.js';
-import { tempDir } from '../support/test-driver.js';
+import { tempDir, testBusEnv } from '../support/test-driver.js';
 import { git, gitRepo, personEnv } from './git-repo.js';
 
 export interface Commit {
@@ -24,7 +24,7 @@ export function commit(cwd: string, dataDir: string, args: readonly string[], en
   const run = spawnSync('git', ['commit', '-q', '-m', 'change', ...args], {
     cwd,
     encoding: 'utf8',
-    env: { ...clean, GIT_CONFIG_NOSYSTEM: '1', HOME: cwd, AGENTBUS_DATA_DIR: dataDir, AGENTBUS_CONFIG: join(dataDir, 'config.json'), ...env },
+    env: { ...clean, GIT_CONFIG_NOSYSTEM: '1', HOME: cwd, AGENTBUS_DATA_DIR: dataDir, AGENTBUS_CONFIG: join(dataDir, 'config.json'), ...testBusEnv(dataDir), ...env },
   });
   const moved = git(cwd, ['rev-parse', 'HEAD']) !== before;
   expect(moved, run.stderr).toBe(run.status === 0);

@@ -35,6 +35,15 @@ export function testDriverEnv(dataDir: string): Record<string, string> {
   return name === 'postgres' ? { AGENTBUS_DATABASE_URL: testDatabaseCreated(dataDir) } : { AGENTBUS_DRIVER: name };
 }
 
+/**
+ * What a process that is given only `dataDir` (a git hook's guard) needs
+ * beside it to reach that bus: nothing for a file driver, which finds the
+ * file there, the bus's AGENTBUS_DATABASE_URL on postgres.
+ */
+export function testBusEnv(dataDir: string): Record<string, string> {
+  return testDriverName() === 'postgres' ? { AGENTBUS_DATABASE_URL: testDatabaseCreated(dataDir) } : {};
+}
+
 /** The driver under test; fails the test (never skips) when it cannot load. */
 export async function testDriver(): Promise<Driver> {
   const result = await loadDriver(testFileDriverName());

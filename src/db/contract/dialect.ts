@@ -19,6 +19,8 @@ export interface Dialect {
   readonly lastSeq: string;
   /** The scalar function for the larger of two values (`max(a, b)` in SQLite; `max` is only an aggregate elsewhere). */
   readonly greatest: 'max' | 'GREATEST';
+  /** The scalar function for the smaller of two values (`min(a, b)` in SQLite; `min` is only an aggregate elsewhere). */
+  readonly least: 'min' | 'LEAST';
   /** A query with two `?` parameters, a table and a column name, returning a row exactly when that table has that column (readers of older schemas probe with it). */
   readonly columnExists: string;
   /** The hint after a table name that makes the planner use `index` (SQLite without statistics needs it; a planner with statistics gets none). */
@@ -46,6 +48,7 @@ export const SQLITE_DIALECT: Dialect = {
   // AUTOINCREMENT's record of the highest rowid ever used.
   lastSeq: "SELECT seq FROM sqlite_sequence WHERE name = 'messages'",
   greatest: 'max',
+  least: 'min',
   columnExists: 'SELECT 1 AS present FROM pragma_table_info(?) WHERE name = ?',
   indexedBy: (index) => `INDEXED BY ${index}`,
   jsonIntegers: 'SELECT value FROM json_each(?)',

@@ -23,6 +23,9 @@ import type { Committer } from './guard-committer.js';
 /** How long the guard's read waits on another process's lock before it gives up (and lets the commit through). */
 const GUARD_BUSY_TIMEOUT_MS = 2000;
 
+/** How long one call to a server bus may take, round trip included, before the guard gives up (and lets the commit through with a warning). */
+const GUARD_SERVER_DEADLINE_MS = 5000;
+
 /** A staged path that hits another agent's exclusive reservation. */
 export interface GuardHit {
   /** The staged path, relative to the worktree top. */
@@ -91,6 +94,7 @@ export function pushedPaths(cwd: string, env: NodeJS.ProcessEnv, refLines: strin
 
 /** Opens the existing database for reading, or says why there is nothing to read, or which protocol this Node cannot read. Throws on a damaged or foreign file. */
 async function openExisting(config: Config): Promise<Database | string | { readonly protocol: LockProtocol }> {
+  if (config.database_url !== undefined) return openServer({ ...config, database_url: config.database_url });
   const path = databasePath(config.data_directory);
   const state = readFileState(path);
   // An emptied file where a bus was is not "nothing reserved yet": the reservations were lost with it.
@@ -101,6 +105,21 @@ async function openExisting(config: Config): Promise<Database | string | { reado
   const loaded = await loadDriver(DRIVER_FOR_PROTOCOL[state.protocol]);
   if (!loaded.ok) return { protocol: state.protocol };
   return new Database(loaded.driver.open(path, { busyTimeoutMs: GUARD_BUSY_TIMEOUT_MS }));
+}
+
+/** The bus on the server database_url names, read whatever its schema; a server without a bus yet reserves nothing. */
+async function openServer(config: Config & { readonly database_url: string }): Promise<Database | string> {
+  // A file of its own in the bundle (scripts/build.js, ON_DEMAND): a SQLite user's guard never loads it.
+  const { connectServerBus } = await import('../../server-database.js');
+  const db = await connectServerBus(config, { busyTimeoutMs: GUARD_BUSY_TIMEOUT_MS, deadlineMs: GUARD_SERVER_DEADLINE_MS });
+  try {
+    if (db.get(db.capabilities.dialect.tableExists, ['schema_migrations']) !== undefined) return db;
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  db.close();
+  return `there is no bus on ${db.path} yet (no agent has started there), so nothing is reserved`;
 }
 
 /** Live exclusive reservations of others that cover one of `paths`, per path in order. */
@@ -139,7 +158,8 @@ export async function checkCommit(options: GuardCheckOptions): Promise<GuardVerd
   const repository = findRepository(options.cwd, { env: options.env });
   const db = await openExisting(options.config);
   if (typeof db === 'string') return { kind: 'unchecked', reason: db };
-  if (!(db instanceof Database)) return { kind: 'wrong_node', protocol: db.protocol };
+  // Not `instanceof Database`: a server bus's Database comes from a bundle file of its own (ON_DEMAND), with its own copy of the class.
+  if ('protocol' in db) return { kind: 'wrong_node', protocol: db.protocol };
   let reservations: ReservationRow[];
   try {
     reservations = db.read(() =>

@@ -33,8 +33,10 @@ import { dirname } from 'node:path';
 import type { Config } from '../../../config.js';
 import type { Database } from '../../../db/contract/database.js';
 import { lostDatabaseMessage, openDatabase } from '../../../db/open/open-database.js';
+import { urlWithoutPassword } from '../../../db/open/postgres-url.js';
 import { liveSessions, resetDatabase } from '../../../maintenance/reset.js';
 import { databaseExists, databaseState } from '../../admin-database.js';
+import { openBusIfMade } from '../../bus-database.js';
 import { commandConfig } from '../../cli-config.js';
 import { CliError } from '../../cli-error.js';
 import type { CliIo } from '../../cli-io.js';
@@ -47,19 +49,43 @@ export type ResetOptions = OptionsOf<typeof spec.options>;
 
 export async function resetCommand(io: CliIo, options: ResetOptions): Promise<number> {
   const config = commandConfig(io, options);
+  return config.database_url === undefined ? resetFile(io, config, options.yes) : resetServer(io, { ...config, database_url: config.database_url }, options.yes);
+}
+
+/** Without --yes only a person at a terminal can confirm: a script is refused before anything is opened. */
+function refuseUnconfirmable(io: CliIo, where: string, yes: boolean): void {
+  if (!yes && !io.stdinIsTty) {
+    throw new CliError('refused', `reset wipes all bus data in ${where} and needs a confirmation: run it on a terminal, or pass --yes in a script; nothing changed`);
+  }
+}
+
+async function resetFile(io: CliIo, config: Config, yes: boolean): Promise<number> {
   const { path, state } = databaseState(config);
   const lost = lostDatabaseMessage(path, dirname(path), state) !== undefined;
   if (!lost && !databaseExists(state)) {
     io.stdout.write(`nothing to reset: there is no database at ${path}\n`);
     return 0;
   }
-  const yes = options.yes;
-  if (!yes && !io.stdinIsTty) {
-    throw new CliError('refused', `reset wipes all bus data in ${path} and needs a confirmation: run it on a terminal, or pass --yes in a script; nothing changed`);
-  }
+  refuseUnconfirmable(io, path, yes);
   if (lost) return resetLost(io, config, path, yes);
   // A file that lost only its schema opens as a new bus here, so the wipe below finds nothing and the bus starts empty.
-  const db = await openReplacingLost(io, config);
+  return wipe(io, await openReplacingLost(io, config), path, yes);
+}
+
+/** The bus on the server database_url names: opened (and upgraded) as a writing command opens it; a server without one has nothing to reset. */
+async function resetServer(io: CliIo, config: Config & { readonly database_url: string }, yes: boolean): Promise<number> {
+  const where = urlWithoutPassword(config.database_url);
+  refuseUnconfirmable(io, where, yes);
+  const opened = await openBusIfMade(config, io);
+  if (opened === undefined) {
+    io.stdout.write(`nothing to reset: there is no bus on ${where} yet\n`);
+    return 0;
+  }
+  return wipe(io, opened.db, where, yes);
+}
+
+/** Warns about live sessions, asks unless `yes`, wipes and reports; closes `db`. */
+async function wipe(io: CliIo, db: Database, where: string, yes: boolean): Promise<number> {
   try {
     const live = liveSessions(db, io.clock, 'reset');
     if (live.length > 0) {
@@ -68,13 +94,13 @@ export async function resetCommand(io: CliIo, options: ResetOptions): Promise<nu
           'their next call fails with not_registered and registering again recovers\n',
       );
     }
-    if (!yes && !(await confirm(io, `Wipe every channel, message, memory and session in ${path}?`))) {
+    if (!yes && !(await confirm(io, `Wipe every channel, message, memory and session in ${where}?`))) {
       throw new CliError('refused', 'reset cancelled; nothing changed');
     }
     const report = resetDatabase(db);
     const d = report.deleted;
     io.stdout.write(
-      `reset ${path}: deleted ${d.messages} message(s) and memory revision(s), ${d.channels} channel(s), ${d.sessions} session(s), ${d.subscriptions} subscription(s)\n`,
+      `reset ${where}: deleted ${d.messages} message(s) and memory revision(s), ${d.channels} channel(s), ${d.sessions} session(s), ${d.subscriptions} subscription(s)\n`,
     );
   } finally {
     db.close();
