@@ -48,6 +48,6 @@ export const NOT_ON_POSTGRES: readonly NotOnPostgres[] = [
   { files: 'test/web/**', reason: 'pending: the web console on database_url' },
   { files: 'test/harness/inbox-command.test.ts', reason: 'pending: CLI commands (`agentbus inbox`) on database_url' },
   { files: 'test/install/**', reason: 'pending: CLI commands (install, guard, status) on database_url' },
-  { files: 'test/storage/**', reason: 'SQLite file only: a damaged, emptied, lost, full, read-only or shared database file, the WAL size limit; `doctor` on database_url is pending' },
+  { files: 'test/storage/**', reason: 'SQLite file only: a damaged, emptied, lost, full, read-only or shared database file, the WAL size limit (doctor on a server: test/postgres/doctor-postgres.test.ts)' },
   { files: 'test/package/**', reason: 'pending: the packed package on database_url (this project\'s set-up does not pack it: inject(\'packedInstall\'))' },
 ];

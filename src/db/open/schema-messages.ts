@@ -25,10 +25,10 @@ export function olderSchemaMessage(version: number, known: number, command: stri
   );
 }
 
-/** doctor's sentence for an older schema: not a problem, the next server of this version upgrades it. */
-export function olderSchemaNote(version: number, known: number): string {
+/** doctor's sentence for an older schema: not a problem, the next server of this version upgrades it (after a backup, unless the database is on a server, whose backups are its own). */
+export function olderSchemaNote(version: number, known: number, backedUp = true): string {
   return (
-    `schema version ${version}, older than this agentbus (${known}): the next \`agentbus mcp\` of this version upgrades it (backing it up first), ` +
+    `schema version ${version}, older than this agentbus (${known}): the next \`agentbus mcp\` of this version upgrades it${backedUp ? ' (backing it up first)' : ''}, ` +
     'and agentbus processes of the older version that start after that are refused: upgrade them too'
   );
 }
