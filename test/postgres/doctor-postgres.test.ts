@@ -199,6 +199,13 @@ describe('agentbus doctor on a server: what agentbus mcp would refuse', () => {
     expect(doctorCheck(report, 'server')).toMatchObject({ code: 'permission', message: expect.stringContaining('password') });
   });
 
+  it('a database the server does not have: server problem cantopen', async () => {
+    const { run, report } = await doctor(withDatabase(inject('pgUrl'), 'no_such_database'));
+    expect(run.code).toBe(1);
+    expect(statuses(report)).toEqual(['config:ok', 'data_directory:ok', 'database_url:ok', 'server:problem']);
+    expect(doctorCheck(report, 'server').code).toBe('cantopen');
+  });
+
   it('nothing listening on the port, or a program that is not PostgreSQL: server problem unavailable', async () => {
     for (const url of ['postgres://agentbus@127.0.0.1:1/agentbus', await impostor()]) {
       const { run, report } = await doctor(url);
@@ -244,6 +251,18 @@ describe('agentbus doctor on a server: the role of database_url', () => {
     expect(granted.run.code).toBe(0);
     expect(statuses(granted.report)).toEqual(SERVER_CHECKS.map((name) => `${name}:ok`));
     closeAfterTest((await openPostgresDatabase({ url: role.url })).db);
+  });
+
+  it('a role whose connection limit leaves no room for the listening connection: wakeups warn (waits poll), exit 0', async () => {
+    const url = await migratedBus();
+    const role = await limitedRole(url);
+    const owner = await admin(url);
+    owner.exec(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ${role.name}; GRANT SELECT ON ALL SEQUENCES IN SCHEMA public TO ${role.name}`);
+    owner.exec(`ALTER ROLE ${role.name} CONNECTION LIMIT 1`);
+    const { run, report } = await doctor(role.url);
+    expect(run.code).toBe(0);
+    expect(statuses(report)).toEqual(['config:ok', 'data_directory:ok', 'database_url:ok', 'server:ok', 'schema:ok', 'privileges:ok', 'wakeups:warn']);
+    expect(doctorCheck(report, 'wakeups').message).toContain('polling');
   });
 
   it('an older schema whose tables another role owns: privileges problem (only the owner can upgrade them)', async () => {

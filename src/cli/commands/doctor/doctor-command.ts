@@ -34,6 +34,7 @@ import { checkDisk } from './doctor-disk.js';
 import { checkSharedFiles, NOT_SEARCHABLE, searchable } from './doctor-shared-files.js';
 import { checkSchema } from './doctor-schema.js';
 import { checkWal } from './doctor-wal.js';
+import type { ServerConfig } from './doctor-database-url.js';
 import { FILE_CHECKS, FILE_CHECKS_LEFT_OUT, serverChecks } from './doctor-on-server.js';
 import type { OptionsOf } from '../../command-spec.js';
 import type { spec } from './spec.js';
@@ -201,7 +202,7 @@ async function checkDatabase(io: CliIo, config: Config | undefined, path: string
 }
 
 /** The report of a bus on a server: config, data directory (its log lives there), then the server's checks. */
-async function serverReport(io: CliIo, config: Config & { database_url: string }, configCheck: Check): Promise<DoctorReport> {
+async function serverReport(io: CliIo, config: ServerConfig, configCheck: Check): Promise<DoctorReport> {
   const checks = [configCheck, checkDataDir(config.data_directory), ...(await serverChecks(io, config))];
   return { ok: checks.every((c) => c.status !== 'problem'), checks, leftOut: { checks: FILE_CHECKS, reason: FILE_CHECKS_LEFT_OUT } };
 }

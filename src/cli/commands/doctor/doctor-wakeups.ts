@@ -55,7 +55,7 @@ export function checkWakeups(db: Database<DriverCapabilities>, waitMs = WAKEUP_W
       finish({
         name: 'wakeups',
         status: 'warn',
-        message: `no notification on ${WAKE_CHANNEL} came back within ${waitMs / 1000} s (a connection pooler in transaction mode, such as PgBouncer's, drops LISTEN: connect past it): ${FALLBACK}`,
+        message: `no notification on ${WAKE_CHANNEL} came back within ${waitMs / 1000} s: the second connection, which listens, could not connect (the role's or the server's connection limit reached?) or hears nothing (a connection pooler in transaction mode, such as PgBouncer's, drops LISTEN: connect past it); ${FALLBACK}`,
       });
     }, waitMs);
     send();
