@@ -30,8 +30,8 @@ const SERVER_CHECKS = ['config', 'data_directory', 'database_url', 'server', 'sc
 /** The password of the roles the tests make. */
 const ROLE_PASSWORD = 'limited role secret';
 
-/** Every password a doctor run could leak: none may appear in anything it prints. */
-const SECRETS = [TEST_PASSWORD, encodeURIComponent(TEST_PASSWORD), ROLE_PASSWORD, encodeURIComponent(ROLE_PASSWORD), 's3cret', 'wrong-password'];
+/** Every password a doctor run could leak, as written and as a URL's user part or a parameter spells it: none may appear in anything it prints. */
+const SECRETS = [TEST_PASSWORD, ROLE_PASSWORD, 's3cret', 'wrong-password'].flatMap((p) => [p, encodeURIComponent(p), new URLSearchParams({ p }).toString().slice(2)]);
 
 const servers: Server[] = [];
 afterEach(() => {
@@ -130,6 +130,19 @@ describe('agentbus doctor on a healthy bus on a server', () => {
     const text = await doctor(url, { text: true });
     expect(text.run.code).toBe(0);
     expect(text.run.stdout.split('\n').filter((line) => /^(PROBLEM|WARN)\b/.test(line))).toEqual([]);
+  });
+
+  it('a password given as a `password` parameter of the URL connects, and is shown nowhere', async () => {
+    const url = new URL(await migratedBus());
+    url.password = '';
+    url.searchParams.set('password', TEST_PASSWORD);
+    const { run, report } = await doctor(url.toString());
+    expect(run.code).toBe(0);
+    expect(statuses(report)).toEqual(SERVER_CHECKS.map((name) => `${name}:ok`));
+    const wrong = new URL(url);
+    wrong.searchParams.set('password', 'wrong-password');
+    const refused = await doctor(wrong.toString());
+    expect(doctorCheck(refused.report, 'server').code).toBe('permission');
   });
 
   it('on a database with no bus yet: schema ok (made by the first agent), and doctor creates nothing', async () => {

@@ -83,9 +83,10 @@ function passwordFromFile(path: string | undefined): string | undefined {
   return password;
 }
 
-/** `url` with any password taken out, for messages and reports (the URL is otherwise shown as configured); `url` must pass databaseUrlProblem. */
+/** `url` with any password taken out (the user part's, and a `password` parameter, which the client library honours too), for messages and reports (the URL is otherwise shown as configured); `url` must pass databaseUrlProblem. */
 export function urlWithoutPassword(url: string): string {
   const shown = new URL(url);
   shown.password = '';
+  shown.searchParams.delete('password');
   return shown.toString();
 }

@@ -20,7 +20,8 @@ export interface DatabaseUrlCheck {
 
 /** Where the password comes from, in the order connectionUrl takes it. */
 function passwordSource(config: ServerConfig, env: NodeJS.ProcessEnv): string {
-  if (new URL(config.database_url).password !== '') return 'password in the URL';
+  const url = new URL(config.database_url);
+  if (url.password !== '' || url.searchParams.has('password')) return 'password in the URL';
   const name = config.database_password_env;
   if (name !== undefined && (env[name] ?? '') !== '') return `password from $${name}`;
   if (config.database_password_file !== undefined) return `password from ${config.database_password_file}`;
