@@ -20,6 +20,8 @@ import { openPostgresDatabase, postgresMigrationsDir } from '../../src/db/open/o
 import { jsonOf, prepareCliDir, runCli, type CliRun } from '../cli/cli-process.js';
 import { doctorCheck, doctorReport } from '../support/doctor-report.js';
 import { expectError } from '../support/expect-error.js';
+import { startMcp } from '../support/mcp-process.js';
+import { testDatabaseUrl } from '../support/test-databases.js';
 import { tempDir } from '../support/test-driver.js';
 import { TEST_PASSWORD } from './global-setup.js';
 import { closeAfterTest, connectPg, freshDatabase, withDatabase } from './pg-test.js';
@@ -130,6 +132,21 @@ describe('agentbus doctor on a healthy bus on a server', () => {
     const text = await doctor(url, { text: true });
     expect(text.run.code).toBe(0);
     expect(text.run.stdout.split('\n').filter((line) => /^(PROBLEM|WARN)\b/.test(line))).toEqual([]);
+  });
+
+  it('with an agent at work on it: ok while `agentbus mcp` serves, which goes on working after doctor', async () => {
+    const dir = tempDir();
+    const server = await startMcp(dir);
+    try {
+      await server.call('register', { name: 'Alice' });
+      await server.call('send', { as: 'Alice', channel: 'general', content: 'before doctor' });
+      const { run, report } = await doctor(testDatabaseUrl(dir));
+      expect(run.code).toBe(0);
+      expect(statuses(report)).toEqual(SERVER_CHECKS.map((name) => `${name}:ok`));
+      expect(await server.call('send', { as: 'Alice', channel: 'general', content: 'after doctor' })).toMatchObject({ seq: expect.any(Number) });
+    } finally {
+      await server.close();
+    }
   });
 
   it('a password given as a `password` parameter of the URL connects, and is shown nowhere', async () => {
