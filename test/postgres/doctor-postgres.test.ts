@@ -194,7 +194,10 @@ describe('agentbus doctor on a server: what agentbus mcp would refuse', () => {
     expect(report.ok).toBe(false);
     expect(statuses(report)).toEqual(['config:ok', 'data_directory:ok', 'database_url:ok', 'server:ok', 'schema:problem', 'privileges:ok', 'wakeups:ok']);
     expect(doctorCheck(report, 'schema').code).toBe('schema_newer');
-    await expectError(() => openPostgresDatabase({ url }), DbError, 'schema_newer');
+    // No restore from the data directory's backups/ is offered: a server's backups are its own.
+    expect(doctorCheck(report, 'schema').message).not.toContain('backups/');
+    const refused = await expectError(() => openPostgresDatabase({ url }), DbError, 'schema_newer');
+    expect(refused.message).toBe(doctorCheck(report, 'schema').message);
   });
 
   it('a malformed URL: database_url problem cantopen, naming its setting, the password not echoed, and no connection tried', async () => {
