@@ -16,7 +16,8 @@ import { afterEach, describe, expect, inject, it } from 'vitest';
 import { Database } from '../../src/db/contract/database.js';
 import { DbError } from '../../src/db/contract/db-error.js';
 import type { DriverCapabilities } from '../../src/db/contract/driver.js';
-import { openPostgresDatabase, postgresMigrationsDir } from '../../src/db/open/open-postgres.js';
+import type { Check } from '../../src/cli/commands/doctor/doctor-check.js';
+import { openPostgresBus, openPostgresDatabase, postgresMigrationsDir } from '../../src/db/open/open-postgres.js';
 import { jsonOf, prepareCliDir, runCli, type CliRun } from '../cli/cli-process.js';
 import { doctorCheck, doctorReport } from '../support/doctor-report.js';
 import { expectError } from '../support/expect-error.js';
@@ -104,6 +105,12 @@ function knownVersions(): number[] {
     .filter((n) => n.endsWith('.sql'))
     .map((n) => Number(n.slice(0, 4)))
     .sort((a, b) => a - b);
+}
+
+/** Fails unless `check` is what `agentbus mcp`'s start-up meets on AGENTBUS_DATABASE_URL=`url`: its error's code and sentence. */
+async function sameAsStartUp(check: Check, url: string): Promise<void> {
+  const refusal = await expectError(() => openPostgresBus({ database_url: url, databaseUrlKey: 'AGENTBUS_DATABASE_URL' }, Date.now), DbError);
+  expect({ code: check.code, message: check.message }).toEqual({ code: refusal.code, message: refusal.message });
 }
 
 /** A TCP server on 127.0.0.1 that answers every connection with an HTTP error and hangs up: a program that is not PostgreSQL. */
@@ -205,6 +212,7 @@ describe('agentbus doctor on a server: what agentbus mcp would refuse', () => {
     expect(run.code).toBe(1);
     expect(statuses(report)).toEqual(['config:ok', 'data_directory:ok', 'database_url:problem']);
     expect(doctorCheck(report, 'database_url')).toMatchObject({ code: 'cantopen', message: expect.stringContaining('AGENTBUS_DATABASE_URL') });
+    await sameAsStartUp(doctorCheck(report, 'database_url'), 'postgres://agentbus:s3cret@');
   });
 
   it('a password file other users can read: database_url problem permission', async () => {
@@ -230,22 +238,33 @@ describe('agentbus doctor on a server: what agentbus mcp would refuse', () => {
     expect(run.code).toBe(1);
     expect(statuses(report)).toEqual(['config:ok', 'data_directory:ok', 'database_url:ok', 'server:problem']);
     expect(doctorCheck(report, 'server')).toMatchObject({ code: 'permission', message: expect.stringContaining('password') });
+    await sameAsStartUp(doctorCheck(report, 'server'), url.toString());
   });
 
   it('a database the server does not have: server problem cantopen', async () => {
-    const { run, report } = await doctor(withDatabase(inject('pgUrl'), 'no_such_database'));
+    const url = withDatabase(inject('pgUrl'), 'no_such_database');
+    const { run, report } = await doctor(url);
     expect(run.code).toBe(1);
     expect(statuses(report)).toEqual(['config:ok', 'data_directory:ok', 'database_url:ok', 'server:problem']);
     expect(doctorCheck(report, 'server').code).toBe('cantopen');
+    await sameAsStartUp(doctorCheck(report, 'server'), url);
   });
 
-  it('nothing listening on the port, or a program that is not PostgreSQL: server problem unavailable', async () => {
-    for (const url of ['postgres://agentbus@127.0.0.1:1/agentbus', await impostor()]) {
-      const { run, report } = await doctor(url);
-      expect(run.code).toBe(1);
-      expect(statuses(report)).toEqual(['config:ok', 'data_directory:ok', 'database_url:ok', 'server:problem']);
-      expect(doctorCheck(report, 'server')).toMatchObject({ code: 'unavailable', message: expect.stringContaining('port') });
-    }
+  it('nothing listening on the port: server problem unavailable, naming host and port, as the start-up says', async () => {
+    const url = 'postgres://agentbus@127.0.0.1:1/agentbus';
+    const { run, report } = await doctor(url);
+    expect(run.code).toBe(1);
+    expect(statuses(report)).toEqual(['config:ok', 'data_directory:ok', 'database_url:ok', 'server:problem']);
+    expect(doctorCheck(report, 'server')).toMatchObject({ code: 'unavailable', message: expect.stringContaining('port') });
+    await sameAsStartUp(doctorCheck(report, 'server'), url);
+  });
+
+  it('a program that is not PostgreSQL on the port: server problem unavailable, saying to check host and port', async () => {
+    // Not compared with an opener here: the impostor answers from this thread, which an opener's blocking call holds.
+    const { run, report } = await doctor(await impostor());
+    expect(run.code).toBe(1);
+    expect(statuses(report)).toEqual(['config:ok', 'data_directory:ok', 'database_url:ok', 'server:problem']);
+    expect(doctorCheck(report, 'server')).toMatchObject({ code: 'unavailable', message: expect.stringContaining('port') });
   });
 });
 
