@@ -215,6 +215,13 @@ describe('agentbus doctor on a server: what agentbus mcp would refuse', () => {
     await sameAsStartUp(doctorCheck(report, 'database_url'), 'postgres://agentbus:s3cret@');
   });
 
+  it('a config that cannot be read while AGENTBUS_DATABASE_URL is set: the config problem, and neither server nor file checks', async () => {
+    const { run, report } = await doctor(await freshDatabase(), { config: { receive_max_wait_seconds: 999 } });
+    expect(run.code).toBe(1);
+    expect(statuses(report)).toEqual(['config:problem', 'data_directory:ok']);
+    expect(report.leftOut?.checks).toEqual(expect.arrayContaining(['server', 'privileges', 'integrity']));
+  });
+
   it('a password file other users can read: database_url problem permission', async () => {
     const file = join(tempDir(), 'password');
     writeFileSync(file, `${TEST_PASSWORD}\n`);

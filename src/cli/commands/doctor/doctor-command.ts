@@ -35,7 +35,7 @@ import { checkSharedFiles, NOT_SEARCHABLE, searchable } from './doctor-shared-fi
 import { checkSchema } from './doctor-schema.js';
 import { checkWal } from './doctor-wal.js';
 import type { ServerConfig } from './doctor-database-url.js';
-import { FILE_CHECKS, FILE_CHECKS_LEFT_OUT, serverChecks } from './doctor-on-server.js';
+import { FILE_CHECKS, FILE_CHECKS_LEFT_OUT, SERVER_CHECKS, SERVER_CHECKS_WAIT_FOR_CONFIG, serverChecks } from './doctor-on-server.js';
 import type { OptionsOf } from '../../command-spec.js';
 import type { spec } from './spec.js';
 
@@ -212,6 +212,10 @@ export async function runDoctor(io: CliIo, options: DoctorOptions): Promise<Doct
   const { check: configCheck, config } = checkConfig(io, options);
   if (config?.database_url !== undefined) return serverReport(io, { ...config, database_url: config.database_url }, configCheck);
   const dataDir = config?.data_directory ?? fallbackDataDir(io);
+  if (config === undefined && (io.env.AGENTBUS_DATABASE_URL ?? '') !== '') {
+    const leftOut = { checks: [...SERVER_CHECKS, ...FILE_CHECKS], reason: SERVER_CHECKS_WAIT_FOR_CONFIG };
+    return { ok: false, checks: [configCheck, checkDataDir(dataDir)], leftOut };
+  }
   const path = databasePath(dataDir);
   const checks: Check[] = [configCheck, checkDataDir(dataDir), checkFileSystem(dataDir), checkDisk(dataDir, config)];
   const db = await checkDatabase(io, config, path, options.full);

@@ -26,6 +26,13 @@ export const FILE_CHECKS = ['file_system', 'disk', 'database', 'lock_protocol', 
 /** Why FILE_CHECKS are left out, for the report. */
 export const FILE_CHECKS_LEFT_OUT = 'the bus is on the PostgreSQL server of database_url, not in a SQLite file in the data directory (so --full and --fix have nothing to do either)';
 
+/** The checks of a bus on a server, after config and data_directory. */
+export const SERVER_CHECKS = ['database_url', 'server', 'schema', 'privileges', 'wakeups'] as const;
+
+/** Why no check of the bus runs when AGENTBUS_DATABASE_URL is set but the config cannot be read. */
+export const SERVER_CHECKS_WAIT_FOR_CONFIG =
+  'AGENTBUS_DATABASE_URL names a PostgreSQL server, and the config (which may hold its password settings) must be valid before doctor can check it: fix the config problem, then run doctor again';
+
 /** The database_url, server, schema, privileges and wakeups checks, as far as they got. */
 export async function serverChecks(io: CliIo, config: ServerConfig): Promise<Check[]> {
   const url = checkDatabaseUrl(config, io.env);
