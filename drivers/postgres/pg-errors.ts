@@ -77,6 +77,8 @@ function sentenceOf(state: string, message: string, where: string): string {
       return privilegeSentence(message, where);
     case '3D000':
       return `the PostgreSQL server ${where} has no such database (${message}): create it (\`createdb\`) or fix the database name in database_url`;
+    case '3F000': // invalid_schema_name: no schema of the search_path exists
+      return `no schema of the search_path of database_url's role exists on ${where} (${message}): create one (CREATE SCHEMA) or set the role's search_path to one that exists (\`agentbus doctor\` says which)`;
     default:
       return message;
   }

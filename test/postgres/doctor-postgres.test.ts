@@ -42,7 +42,9 @@ afterEach(() => {
 });
 
 interface DoctorRun {
+  /** The process's exit code and output. */
   readonly run: CliRun;
+  /** Its --json report (a text run: no checks). */
   readonly report: ReturnType<typeof doctorReport>;
 }
 
@@ -322,6 +324,19 @@ describe('agentbus doctor on a server: the role of database_url', () => {
     expect(run.code).toBe(0);
     expect(statuses(report)).toEqual(['config:ok', 'data_directory:ok', 'database_url:ok', 'server:ok', 'schema:ok', 'privileges:ok', 'wakeups:warn']);
     expect(doctorCheck(report, 'wakeups').message).toContain('polling');
+  });
+
+  it('a search_path naming no schema that exists: privileges problem (agentbus would have nowhere to put its tables)', async () => {
+    const plain = await freshDatabase();
+    const url = new URL(plain);
+    url.searchParams.set('options', '-c search_path=nowhere');
+    const { run, report } = await doctor(url.toString());
+    expect(run.code).toBe(1);
+    expect(statuses(report)).toEqual(['config:ok', 'data_directory:ok', 'database_url:ok', 'server:ok', 'schema:ok', 'privileges:problem', 'wakeups:ok']);
+    expect(doctorCheck(report, 'privileges').message).toContain('CREATE SCHEMA');
+    // The start-up fails on it too, and the database stays empty.
+    await expectError(() => openPostgresDatabase({ url: url.toString() }), DbError);
+    expect((await admin(plain)).get("SELECT count(*)::int AS n FROM pg_catalog.pg_tables WHERE schemaname = 'public'")).toEqual({ n: 0 });
   });
 
   it('an older schema whose tables another role owns: privileges problem (only the owner can upgrade them)', async () => {

@@ -13,6 +13,7 @@ import { checkOfError, type Check } from './doctor-check.js';
 export type ServerConfig = Config & { readonly database_url: string };
 
 export interface DatabaseUrlCheck {
+  /** The `database_url` line. */
   readonly check: Check;
   /** The URL to connect with, password included; undefined when the check is a problem. */
   readonly connectWith: string | undefined;

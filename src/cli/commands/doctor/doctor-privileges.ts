@@ -27,29 +27,45 @@ const AS_OWNER = "as the database's owner, run";
 /** How many tables a message names before "and N more". */
 const NAMED_AT_MOST = 4;
 
+/** The role and the schema the bus's tables go in; each privilege 1 when held, null without a schema. */
 interface SchemaRow {
+  /** current_user. */
   readonly role: string;
+  /** current_schema(): the first schema of the search_path that exists; null when none does. */
   readonly schema: string | null;
+  /** The search_path as set, for the message when no schema of it exists. */
   readonly path: string;
+  /** USAGE on the schema. */
   readonly usage: number | null;
+  /** CREATE on the schema. */
   readonly creates: number | null;
 }
 
+/** A table of the schema, with the role's privileges on it (each 1 when held). */
 interface TableRow {
+  /** The table's name. */
   readonly name: string;
+  /** The role that owns it. */
   readonly owner: string;
   /** 1 when the role is the owner or a member of the owning role. */
   readonly owned: number;
+  /** SELECT. */
   readonly can_select: number;
+  /** INSERT. */
   readonly can_insert: number;
+  /** UPDATE. */
   readonly can_update: number;
+  /** DELETE. */
   readonly can_delete: number;
 }
 
+/** A sequence of a table's column (an identity), with the role's SELECT on it. */
 interface SequenceRow {
+  /** The sequence's name. */
   readonly name: string;
   /** The table whose column the sequence belongs to. */
   readonly of_table: string;
+  /** 1 when the role may read it. */
   readonly can_select: number;
 }
 

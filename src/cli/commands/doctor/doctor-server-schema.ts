@@ -12,6 +12,7 @@ import { olderSchemaNote } from '../../../db/open/schema-messages.js';
 import { checkOfError, type Check } from './doctor-check.js';
 
 export interface ServerSchemaCheck {
+  /** The `schema` line. */
   readonly check: Check;
   /** The comparison, when it could be made: what the privileges check needs to know of pending migrations. */
   readonly comparison: SchemaComparison | undefined;

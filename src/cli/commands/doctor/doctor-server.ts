@@ -10,10 +10,15 @@ import type { Database } from '../../../db/contract/database.js';
 import type { DriverCapabilities } from '../../../db/contract/driver.js';
 import { checkOfError, type Check } from './doctor-check.js';
 
+/** What the server says of itself. */
 interface ServerRow {
+  /** server_version_num, e.g. 150004. */
   readonly num: number;
+  /** server_version, e.g. `15.4 (Debian 15.4-1)`. */
   readonly version: string;
+  /** The role connected (current_user). */
   readonly role: string;
+  /** The database connected to. */
   readonly database: string;
   /** 1 on a standby (in recovery). */
   readonly standby: number;
@@ -24,6 +29,7 @@ const SERVER_SQL =
   'current_user AS role, current_database() AS database, pg_is_in_recovery() AS standby';
 
 export interface ServerCheck {
+  /** The `server` line. */
   readonly check: Check;
   /** True when the server answered: the checks that ask it more can run. */
   readonly answered: boolean;
