@@ -21,9 +21,9 @@ export function pgFailure(error: unknown, where: string): BridgeFailure {
   const code = typeof e.code === 'string' ? e.code : undefined;
   if (code === undefined || !/^[0-9A-Z]{5}$/.test(code)) {
     if (code !== undefined && NETWORK_ERRORS.has(code)) {
-      return { code: 'unavailable', message: `cannot reach the PostgreSQL server ${where} (${code}): check that it runs and that this machine may connect`, sqlState: undefined };
+      return { code: 'unavailable', message: `cannot reach the PostgreSQL server ${where} (${code}): check that it runs, that the host and port in database_url are its own, and that this machine may connect`, sqlState: undefined };
     }
-    return { code: 'unavailable', message: `the connection to the PostgreSQL server ${where} failed: ${message}`, sqlState: undefined };
+    return { code: 'unavailable', message: notPostgresSentence(message, where), sqlState: undefined };
   }
   return { code: codeOf(code), message: sentenceOf(code, message, where), sqlState: code };
 }
@@ -74,10 +74,57 @@ function sentenceOf(state: string, message: string, where: string): string {
     case '28000':
       return `the PostgreSQL server ${where} refused the login (${message}): check the user and password in database_url (or its password file, or AGENTBUS_DATABASE_PASSWORD)`;
     case '42501':
-      return `the PostgreSQL role of database_url lacks a privilege (${message}): grant it (e.g. GRANT CREATE ON SCHEMA public TO that role, so agentbus can create its tables), or connect as the database's owner`;
+      return privilegeSentence(message, where);
     case '3D000':
       return `the PostgreSQL server ${where} has no such database (${message}): create it (\`createdb\`) or fix the database name in database_url`;
+    case '3F000': // invalid_schema_name: no schema of the search_path exists
+      return `no schema of the search_path of database_url's role exists on ${where} (${message}): create one (CREATE SCHEMA) or set the role's search_path to one that exists (\`agentbus doctor\` says which)`;
     default:
       return message;
   }
+}
+
+/**
+ * A socket that closed or stayed silent before the server's first answer:
+ * what a program other than PostgreSQL on that port (a web server, ssh) does,
+ * as well as a server too slow to answer.
+ */
+function notPostgresSentence(message: string, where: string): string {
+  return (
+    `the connection to the PostgreSQL server ${where} failed before it answered (${message}): ` +
+    'check that the host and port in database_url name a PostgreSQL server (another program may listen on that port) and that it is reachable from here'
+  );
+}
+
+/** The role in `where` (a URL without its password), quoted for SQL; a placeholder when it names none. */
+function roleOf(where: string): string {
+  try {
+    const name = decodeURIComponent(new URL(where).username);
+    return name === '' ? 'the role of database_url' : `"${name.replaceAll('"', '""')}"`;
+  } catch {
+    return 'the role of database_url';
+  }
+}
+
+/** The GRANT that gives `role` what PostgreSQL said it lacks (`permission denied for table x`, `... for schema public`). */
+function grantFor(message: string, role: string): string {
+  const denied = /permission denied for (table|relation|sequence|schema|database) "?([^"\s]+)"?/.exec(message);
+  switch (denied?.[1]) {
+    case 'table':
+    case 'relation':
+      return `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ${role} (naming the bus's schema if it is not public)`;
+    case 'sequence':
+      return `GRANT SELECT ON ALL SEQUENCES IN SCHEMA public TO ${role} (naming the bus's schema if it is not public)`;
+    case 'schema':
+      return `GRANT USAGE, CREATE ON SCHEMA ${denied[2]} TO ${role}`;
+    case 'database':
+      return `GRANT CONNECT ON DATABASE ${denied[2]} TO ${role}`;
+    default:
+      return `GRANT CREATE ON SCHEMA public TO ${role}, so agentbus can create its tables`;
+  }
+}
+
+/** insufficient_privilege, with the GRANT that fixes it for the role of `where`. */
+function privilegeSentence(message: string, where: string): string {
+  return `the PostgreSQL role of database_url lacks a privilege (${message}): as the database's owner, run ${grantFor(message, roleOf(where))}; or connect as the database's owner (\`agentbus doctor\` lists what is missing)`;
 }

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { DbError } from '../../src/db/contract/db-error.js';
-import { connectionUrl } from '../../src/db/open/postgres-url.js';
+import { connectionUrl, urlWithoutPassword } from '../../src/db/open/postgres-url.js';
 import { expectErrorSync } from '../support/expect-error.js';
 import { tempDir } from '../support/test-driver.js';
 
@@ -75,5 +75,10 @@ describe('the password', () => {
   it('the config resolves the password file relative to the config file', () => {
     const config = load({ database_url: 'postgres://u@h/db', database_password_file: 'pw' });
     expect(config.database_password_file).toBe(join(config.configPath, '..', 'pw'));
+  });
+
+  it('is shown without its password, whether in the user part or a password parameter, the other parameters kept', () => {
+    expect(urlWithoutPassword('postgres://u:secret@h:5432/db?sslmode=require')).toBe('postgres://u@h:5432/db?sslmode=require');
+    expect(urlWithoutPassword('postgres://u@h/db?password=secret&sslmode=require')).toBe('postgres://u@h/db?sslmode=require');
   });
 });

@@ -50,5 +50,5 @@ export const NOT_ON_POSTGRES: readonly NotOnPostgres[] = [
   { files: 'test/cli/doctor.test.ts', reason: 'SQLite file only: doctor\'s checks of the file, its locks and WAL (on a server: test/postgres/doctor-postgres.test.ts)' },
   { files: 'test/cli/schema-versions.test.ts', reason: 'SQLite file only: an older agent\'s file left as it is by reading commands (on a server: test/postgres/cli-on-server.test.ts)' },
   { files: 'test/cli/reset.test.ts', reason: 'pending: `agentbus reset` on database_url (resetDatabase on postgres)' },
-  { files: 'test/storage/**', reason: 'SQLite file only: a damaged, emptied, lost, full, read-only or shared database file, the WAL size limit; `doctor` on database_url is pending' },
+  { files: 'test/storage/**', reason: 'SQLite file only: a damaged, emptied, lost, full, read-only or shared database file, the WAL size limit (doctor on a server: test/postgres/doctor-postgres.test.ts)' },
 ];

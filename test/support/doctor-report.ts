@@ -11,8 +11,10 @@ const CheckShape = v.object({
   name: v.string(),
   status: v.picklist(['ok', 'warn', 'problem', 'fixed']),
   message: v.string(),
+  code: v.optional(v.string()),
 });
-const ReportShape = v.object({ ok: v.boolean(), checks: v.array(CheckShape) });
+const LeftOutShape = v.object({ checks: v.array(v.string()), reason: v.string() });
+const ReportShape = v.object({ ok: v.boolean(), checks: v.array(CheckShape), leftOut: v.optional(LeftOutShape) });
 
 /** The report itself, once its shape is checked; fails the test naming what did not match. */
 export function doctorReport(json: unknown): DoctorReport {

@@ -84,15 +84,16 @@ export function appliedMigrations(db: Database<DriverCapabilities>): AppliedMigr
  * Compares the database's history with the files. Throws `schema_newer` when
  * the database knows versions the code does not, `migration_edited` when an
  * applied file changed or vanished, or history has a hole. Returns what is pending.
+ * `backups` (the driver's capability) says which restore the refusal warns against.
  */
-export function pendingMigrations(applied: readonly AppliedMigration[], migrations: readonly Migration[]): Migration[] {
+export function pendingMigrations(applied: readonly AppliedMigration[], migrations: readonly Migration[], backups: DriverCapabilities['backup'] = 'vacuum-into'): Migration[] {
   const byVersion = new Map(migrations.map((m) => [m.version, m]));
   const newest = migrations.at(-1)?.version ?? 0;
   for (const row of applied) {
     const file = byVersion.get(row.version);
     if (file === undefined) {
       if (row.version > newest) {
-        throw new DbError('schema_newer', newerSchemaMessage(applied.at(-1)?.version ?? row.version, newest));
+        throw new DbError('schema_newer', newerSchemaMessage(applied.at(-1)?.version ?? row.version, newest, backups));
       }
       throw new DbError(
         'migration_edited',

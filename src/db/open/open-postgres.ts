@@ -70,7 +70,7 @@ export async function openPostgresDatabase(options: OpenPostgresOptions): Promis
   try {
     // The first round trip: a wrong password, an unreachable or too old server fail here.
     const applied = appliedMigrations(db);
-    const pending = pendingMigrations(applied, migrations);
+    const pending = pendingMigrations(applied, migrations, db.capabilities.backup);
     const done: number[] = [];
     for (const migration of pending) {
       if (applyMigration(db, migration, now())) done.push(migration.version);

@@ -83,10 +83,11 @@ function passwordFromFile(path: string | undefined): string | undefined {
   return password;
 }
 
-/** `url` with any password taken out, for messages and reports; a malformed one (databaseUrlProblem) is never echoed. */
+/** `url` with any password taken out (the user part's, and a `password` parameter, which the client library honours too), for messages and reports; a malformed one (databaseUrlProblem) is never echoed. */
 export function urlWithoutPassword(url: string): string {
   if (databaseUrlProblem(url) !== undefined) return '(a malformed URL)';
   const shown = new URL(url);
   shown.password = '';
+  shown.searchParams.delete('password');
   return shown.toString();
 }

@@ -29,6 +29,6 @@ export interface SchemaComparison {
 export function compareSchema(db: Database, migrationsDir = defaultMigrationsDir()): SchemaComparison {
   const migrations = loadMigrations(migrationsDir);
   const applied = appliedMigrations(db);
-  const pending = pendingMigrations(applied, migrations);
+  const pending = pendingMigrations(applied, migrations, db.capabilities.backup);
   return { version: applied.at(-1)?.version ?? 0, known: migrations.at(-1)?.version ?? 0, pending };
 }

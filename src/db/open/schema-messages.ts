@@ -5,12 +5,16 @@
  * check). Each says which side to upgrade.
  */
 
-/** The refusal of a database whose schema is newer than this agentbus: upgrade this side; what a restore would cost. */
-export function newerSchemaMessage(version: number, known: number): string {
+/**
+ * The refusal of a database whose schema is newer than this agentbus: upgrade this side; what a restore would cost
+ * (`backups`: the driver's capability, the data directory's backups/ for a file, the server's own for 'external').
+ */
+export function newerSchemaMessage(version: number, known: number, backups: 'vacuum-into' | 'external' = 'vacuum-into'): string {
+  const restoring = backups === 'external' ? 'Restoring a dump from before that upgrade' : "Restoring a backup from the data directory's backups/ folder";
   return (
     `the database is at schema version ${version}, newer than this agentbus knows (${known}): a newer agentbus upgraded it. ` +
     'Upgrade this agentbus to the version the other sessions run (`npm install -g agentbus-mcp@latest`, or `git pull && npm ci` in a checkout), then start it again. ' +
-    "Restoring a backup from the data directory's backups/ folder instead would lose every message, memory and reservation written since that upgrade, " +
+    `${restoring} instead would lose every message, memory and reservation written since that upgrade, ` +
     'and the newer agentbus would upgrade it again at its next start'
   );
 }
@@ -25,10 +29,10 @@ export function olderSchemaMessage(version: number, known: number, command: stri
   );
 }
 
-/** doctor's sentence for an older schema: not a problem, the next server of this version upgrades it. */
-export function olderSchemaNote(version: number, known: number): string {
+/** doctor's sentence for an older schema: not a problem, the next server of this version upgrades it (after a backup, unless the database is on a server, whose backups are its own). */
+export function olderSchemaNote(version: number, known: number, backedUp = true): string {
   return (
-    `schema version ${version}, older than this agentbus (${known}): the next \`agentbus mcp\` of this version upgrades it (backing it up first), ` +
+    `schema version ${version}, older than this agentbus (${known}): the next \`agentbus mcp\` of this version upgrades it${backedUp ? ' (backing it up first)' : ''}, ` +
     'and agentbus processes of the older version that start after that are refused: upgrade them too'
   );
 }

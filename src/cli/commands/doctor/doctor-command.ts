@@ -2,7 +2,9 @@
  * `agentbus doctor`: checks what can go wrong outside the bus's own logic —
  * the config, the data directory's permissions and file system, free disk
  * space, the file's lock protocol, its -wal and integrity, stale locks, the
- * files shared while agents run — and says how to fix each. Exits
+ * files shared while agents run — and says how to fix each; on a bus whose
+ * database_url names a PostgreSQL server, the server's checks instead of the
+ * file's (doctor-on-server.ts). Exits
  * 1 when any check finds a problem. Stale locks are cleared only with `--fix`
  * or a "yes" on a terminal, and only those whose owner is certainly dead or
  * whose lease expired (docs/drivers.md).
@@ -32,6 +34,8 @@ import { checkDisk } from './doctor-disk.js';
 import { checkSharedFiles, NOT_SEARCHABLE, searchable } from './doctor-shared-files.js';
 import { checkSchema } from './doctor-schema.js';
 import { checkWal } from './doctor-wal.js';
+import type { ServerConfig } from './doctor-database-url.js';
+import { FILE_CHECKS, FILE_CHECKS_LEFT_OUT, SERVER_CHECKS, SERVER_CHECKS_WAIT_FOR_CONFIG, serverChecks } from './doctor-on-server.js';
 import type { OptionsOf } from '../../command-spec.js';
 import type { spec } from './spec.js';
 
@@ -44,6 +48,8 @@ export interface DoctorReport {
   readonly ok: boolean;
   /** Every check, in a fixed order. */
   readonly checks: readonly Check[];
+  /** Checks that have no meaning for this bus and did not run (the file's, on a server), and why; absent when every check applies. */
+  readonly leftOut?: { readonly checks: readonly string[]; readonly reason: string };
 }
 
 const DEFAULT_DATA_DIR = '~/.local/share/agentbus';
@@ -195,10 +201,21 @@ async function checkDatabase(io: CliIo, config: Config | undefined, path: string
   return { checks };
 }
 
+/** The report of a bus on a server: config, data directory (its log lives there), then the server's checks. */
+async function serverReport(io: CliIo, config: ServerConfig, configCheck: Check): Promise<DoctorReport> {
+  const checks = [configCheck, checkDataDir(config.data_directory), ...(await serverChecks(io, config))];
+  return { ok: checks.every((c) => c.status !== 'problem'), checks, leftOut: { checks: FILE_CHECKS, reason: FILE_CHECKS_LEFT_OUT } };
+}
+
 /** Runs every check; never throws for what it checks. */
 export async function runDoctor(io: CliIo, options: DoctorOptions): Promise<DoctorReport> {
   const { check: configCheck, config } = checkConfig(io, options);
+  if (config?.database_url !== undefined) return serverReport(io, { ...config, database_url: config.database_url }, configCheck);
   const dataDir = config?.data_directory ?? fallbackDataDir(io);
+  if (config === undefined && (io.env.AGENTBUS_DATABASE_URL ?? '') !== '') {
+    const leftOut = { checks: [...SERVER_CHECKS, ...FILE_CHECKS], reason: SERVER_CHECKS_WAIT_FOR_CONFIG };
+    return { ok: false, checks: [configCheck, checkDataDir(dataDir)], leftOut };
+  }
   const path = databasePath(dataDir);
   const checks: Check[] = [configCheck, checkDataDir(dataDir), checkFileSystem(dataDir), checkDisk(dataDir, config)];
   const db = await checkDatabase(io, config, path, options.full);
@@ -223,6 +240,7 @@ export async function doctorCommand(io: CliIo, options: DoctorOptions): Promise<
     io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   } else {
     const lines = table(report.checks.map((c) => [LABEL[c.status], c.name, c.message]), '');
+    if (report.leftOut !== undefined) lines.push(`left out: ${report.leftOut.checks.join(', ')}: ${report.leftOut.reason}`);
     const problems = report.checks.filter((c) => c.status === 'problem').length;
     lines.push(problems === 0 ? 'no problems found' : `${problems} problem(s) found`);
     io.stdout.write(`${lines.join('\n')}\n`);
