@@ -18,7 +18,9 @@ describe('tick: tombstone purge', () => {
     }
 
     const report = await maintenanceFor(db, config, clock).runTick();
-    expect(report.steps.find((s) => s.name === 'tombstones')?.rows).toBe(1);
+    const step = report.steps.find((s) => s.name === 'tombstones');
+    expect(step?.rows).toBe(1);
+    expect(step?.error).toBeUndefined();
     expect(db.all<{ seq: number }>('SELECT seq FROM messages ORDER BY seq').map((r) => r.seq)).toEqual([young, live]);
     expect(indexHits(db, 'zebra')).toEqual([]);
     expect(indexHits(db, 'yak')).toEqual([young]);

@@ -36,8 +36,6 @@ export const NOT_ON_POSTGRES: readonly NotOnPostgres[] = [
   { files: 'test/maintenance/capacity.test.ts', reason: 'pending: capacity tests on postgres (they size the budget in SQLite pages; postgres measures live envelope bytes)' },
   { files: 'test/maintenance/concurrent.test.ts', reason: 'pending: child-process fixtures on postgres (test/fixtures/*.js open the SQLite file)' },
   { files: 'test/maintenance/lease.test.ts', reason: 'pending: child-process fixtures on postgres (four OS processes racing for the lease)' },
-  { files: 'test/maintenance/deadline.test.ts', reason: 'pending: the tick deadline\'s chunk sizes on postgres (a step resumes with other counts)' },
-  { files: 'test/maintenance/retention.test.ts', reason: 'pending: retention\'s chunked eviction counts on postgres' },
   { files: 'test/mcp/json-rpc-unopenable.test.ts', reason: 'SQLite file only: a database file the server cannot open (postgres\'s start-up failures: test/postgres/mcp-start-up.test.ts)' },
   { files: 'test/mcp/channel-push.test.ts', reason: 'pending: channel push of a server on database_url (LISTEN/NOTIFY wake-ups)' },
   { files: 'test/mcp/clock-jumps.test.ts', reason: 'pending: channel push of a server on database_url (LISTEN/NOTIFY wake-ups)' },
