@@ -33,7 +33,6 @@ export const NOT_ON_POSTGRES: readonly NotOnPostgres[] = [
   { files: 'test/reservations/takeover.test.ts', reason: 'pending: CLI commands (status, which shows the takeover) on database_url' },
   { files: 'test/maintenance/fts-merge.test.ts', reason: 'SQLite file only: merging FTS5 index segments, and a file made before migration 0002' },
   { files: 'test/maintenance/tick-statements.test.ts', reason: 'SQLite file only: the SQLite drivers\' statement cache' },
-  { files: 'test/maintenance/capacity.test.ts', reason: 'pending: capacity tests on postgres (they size the budget in SQLite pages; postgres measures live envelope bytes)' },
   { files: 'test/maintenance/concurrent.test.ts', reason: 'pending: child-process fixtures on postgres (test/fixtures/*.js open the SQLite file)' },
   { files: 'test/maintenance/lease.test.ts', reason: 'pending: child-process fixtures on postgres (four OS processes racing for the lease)' },
   { files: 'test/mcp/json-rpc-unopenable.test.ts', reason: 'SQLite file only: a database file the server cannot open (postgres\'s start-up failures: test/postgres/mcp-start-up.test.ts)' },

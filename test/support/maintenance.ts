@@ -7,6 +7,7 @@ import type { Clock } from '../../src/clock.js';
 import type { Config } from '../../src/config.js';
 import type { Database } from '../../src/db/contract/database.js';
 import { createMemoryLogger } from '../../src/log.js';
+import { usedBytes } from '../../src/maintenance/capacity.js';
 import { createMaintenance, type Maintenance, type MaintenanceOptions } from '../../src/maintenance/tick.js';
 import { ftsHits, ftsIntegrity } from './rows.js';
 import { openTestDatabase, tempDir } from './test-driver.js';
@@ -54,4 +55,30 @@ export function tableNames(db: Database): string[] {
       ? 'SELECT tablename AS name FROM pg_catalog.pg_tables WHERE schemaname = current_schema() ORDER BY tablename'
       : "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE 'messages\\_fts\\_%' ESCAPE '\\' ORDER BY name";
   return db.all<{ name: string }>(sql).map((r) => r.name);
+}
+
+/**
+ * The capacity measure computed afresh, not through the dialect's query:
+ * SQLite's live pages from the pragmas (capabilities.sizeOf 'pages'), or the
+ * messages' bytes summed over the table (the total PostgreSQL's triggers keep
+ * must equal it).
+ */
+export function measuredBytes(db: Database): number {
+  if (db.capabilities.sizeOf === 'pages') {
+    return (Number(db.pragma('page_count')) - Number(db.pragma('freelist_count'))) * Number(db.pragma('page_size'));
+  }
+  return db.get<{ n: number }>('SELECT COALESCE(sum(bytes), 0)::int8 AS n FROM messages')?.n ?? -1;
+}
+
+/**
+ * Calls `addBatch(added)` (it adds rows numbered from `added` on and returns
+ * how many) until `measure` exceeds `bytes`; returns how many rows were added.
+ * The measure is the engine's capacity measure unless told: a budget is
+ * filled by what the engine counts, pages or message bytes, never by a row
+ * count that fits one engine only.
+ */
+export function fillPast(db: Database, bytes: number, addBatch: (added: number) => number, measure: () => number = () => usedBytes(db)): number {
+  let added = 0;
+  while (measure() <= bytes) added += addBatch(added);
+  return added;
 }
