@@ -4,9 +4,11 @@
  * list in docs/architecture.md, "Behaviour, briefly": Maintenance tick), each in
  * chunks of at most 1,000 rows per transaction, stopping at a deadline of
  * half the interval on the monotonic clock (the next tick resumes: every
- * step is idempotent and starts from whatever is left). Steps that delete messages
- * merge the FTS index after each chunk, and `fts_merge` merges what sends
- * added since the last tick (src/maintenance/fts-merge.ts says why).
+ * step is idempotent and starts from whatever is left). Where the text index
+ * is FTS5's, steps that delete messages merge it after each chunk, and
+ * `fts_merge` merges what sends added since the last tick
+ * (src/maintenance/fts-merge.ts says why); a tsvector's GIN index has no
+ * segments to merge.
  */
 import { deleteDeadReservations } from '../liveness/reservations-live.js';
 import type { Clock } from '../clock.js';
