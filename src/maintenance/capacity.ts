@@ -18,7 +18,7 @@ import {
   type Chunk,
   type ChunkOptions,
 } from './chunks.js';
-import { mergeFtsOnce } from './fts-merge.js';
+import { mergeFtsOnce, mergesFtsSegments } from './fts-merge.js';
 import { setCapacityNotice } from './capacity-notice.js';
 import { evictMessages, type EvictableRow } from './evict-messages.js';
 import { emptyStep, type StepReport } from './step-report.js';
@@ -95,8 +95,7 @@ function evictionRounds(db: Database, options: ChunkOptions, report: StepReport)
     },
     /** One bounded FTS merge; true when it did work. */
     merge(): boolean {
-      // Only FTS5 has segments to merge (fullText 'tsvector': a GIN index PostgreSQL maintains itself).
-      return db.capabilities.fullText === 'fts5' && mergeFtsOnce(db, 'all', mergeState, report);
+      return mergesFtsSegments(db) && mergeFtsOnce(db, 'all', mergeState, report);
     },
   };
 }

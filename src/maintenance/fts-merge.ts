@@ -17,6 +17,15 @@ import type { Database } from '../db/contract/database.js';
 import { initialChunkState, pauseAfter, timedTransaction, type ChunkState } from './chunks.js';
 import type { StepReport } from './step-report.js';
 
+/**
+ * True when the text index is FTS5's, whose segments maintenance merges; a
+ * tsvector's GIN index (capabilities.fullText 'tsvector') is PostgreSQL's
+ * own to maintain, and has no messages_fts to send commands to.
+ */
+export function mergesFtsSegments(db: Database): boolean {
+  return db.capabilities.fullText === 'fts5';
+}
+
 /** Index pages written per merge command: a few ms of writer lock on either driver. */
 export const FTS_MERGE_PAGES = 64;
 

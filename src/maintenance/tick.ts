@@ -4,9 +4,11 @@
  * list in docs/architecture.md, "Behaviour, briefly": Maintenance tick), each in
  * chunks of at most 1,000 rows per transaction, stopping at a deadline of
  * half the interval on the monotonic clock (the next tick resumes: every
- * step is idempotent and starts from whatever is left). Steps that delete messages
- * merge the FTS index after each chunk, and `fts_merge` merges what sends
- * added since the last tick (src/maintenance/fts-merge.ts says why).
+ * step is idempotent and starts from whatever is left). Where the text index
+ * is FTS5's, steps that delete messages merge it after each chunk, and
+ * `fts_merge` merges what sends added since the last tick
+ * (src/maintenance/fts-merge.ts says why); a tsvector's GIN index has no
+ * segments to merge.
  */
 import { deleteDeadReservations } from '../liveness/reservations-live.js';
 import type { Clock } from '../clock.js';
@@ -17,7 +19,7 @@ import type { Logger } from '../log.js';
 import { capacityUsage, evictForCapacity, type CapacityUsage } from './capacity.js';
 import { clearCapacityNotice, readCapacityNotice, setCapacityNotice } from './capacity-notice.js';
 import { DEFAULT_LOCK_TARGET_MS, runChunks, type Chunk } from './chunks.js';
-import { mergeFtsLevels } from './fts-merge.js';
+import { mergeFtsLevels, mergesFtsSegments } from './fts-merge.js';
 import { acquireLease, releaseLease } from './lease.js';
 import { retentionChunk } from './retention.js';
 import { deleteExpiredReceipts, deleteIdleSubscriptions, deleteStaleSessions } from './stale-rows.js';
@@ -153,9 +155,10 @@ async function runSteps(run: TickRun): Promise<void> {
   const observer = { clock, owner };
   const retentionMs = config.receipt_retention_minutes * 60_000;
   const chunked = (chunk: Chunk) => (report: StepReport) => runChunks(db, chunk, { pastDeadline, lockTargetMs }, report);
-  // Each chunk of deleted messages adds a segment of delete markers; merging as they come keeps every level under crisismerge.
+  // Each chunk of deleted messages adds an FTS5 segment of delete markers; merging as they come keeps every level under crisismerge.
+  const merges = mergesFtsSegments(db);
   const chunkedWithMerge = (chunk: Chunk) => (report: StepReport) =>
-    runChunks(db, chunk, { pastDeadline, lockTargetMs, afterChunk: () => mergeFtsLevels(db, pastDeadline, report) }, report);
+    runChunks(db, chunk, { pastDeadline, lockTargetMs, afterChunk: merges ? () => mergeFtsLevels(db, pastDeadline, report) : undefined }, report);
 
   await runStep(run, 'stale_sessions', chunked((limit) => deleteStaleSessions(db, observer, limit)));
   await runStep(run, 'reservations', chunked((limit) => deleteDeadReservations(db, observer, limit)));
@@ -165,7 +168,7 @@ async function runSteps(run: TickRun): Promise<void> {
   await runStep(run, 'tombstones', chunkedWithMerge((limit) => purgeTombstones(db, now, config.tombstone_min_hours, limit)));
   await runStep(run, 'capacity', (report) => capacityStep(run, report));
   // FTS5's segments and SQLite's free pages are SQLite's own; PostgreSQL's autovacuum keeps its tables and GIN index.
-  if (db.capabilities.fullText === 'fts5') await runStep(run, 'fts_merge', (report) => mergeFtsLevels(db, pastDeadline, report));
+  if (merges) await runStep(run, 'fts_merge', (report) => mergeFtsLevels(db, pastDeadline, report));
   if (db.capabilities.sizeOf === 'pages') await runStep(run, 'vacuum', (report) => vacuumStep(db, pastDeadline, report));
   const embeddingPass = run.options.steps?.embeddingPass;
   if (embeddingPass !== undefined) await runStep(run, 'embeddings', () => embeddingPass(run.deadline));

@@ -5,15 +5,16 @@ import type { BusContext } from '../../src/bus/bus-context.js';
 import { currentProcess } from '../../src/db/processes/process-identity.js';
 import { createMemoryLogger } from '../../src/log.js';
 import { acquireLease, readLease } from '../../src/maintenance/lease.js';
-import { BUS_TABLES, liveSessions, resetDatabase } from '../../src/maintenance/reset.js';
+import { usedBytes } from '../../src/maintenance/capacity.js';
+import { BUS_TABLES, KEPT_TABLES, liveSessions, resetDatabase } from '../../src/maintenance/reset.js';
 import { expectErrorSync } from '../support/expect-error.js';
-import { T0, testDb } from '../support/maintenance.js';
-import { addChannel, addMessages, addRevision, count, ftsHits, ftsIntegrity } from '../support/rows.js';
+import { indexHits, indexIntegrity, T0, tableNames, testDb } from '../support/maintenance.js';
+import { addChannel, addMessages, addRevision, count } from '../support/rows.js';
 import { TestClock } from '../support/test-clock.js';
 import { testConfig } from '../support/test-config.js';
 
 describe('reset', () => {
-  it('wipes every bus table and the FTS index in place, re-seeds the lease, and never reuses a seq', async () => {
+  it('wipes every bus table and the text index in place, re-seeds the lease, and never reuses a seq', async () => {
     const { db, dir } = await testDb();
     addChannel(db, 'a');
     addChannel(db, 'mem', 'memory');
@@ -24,6 +25,10 @@ describe('reset', () => {
     db.run("INSERT INTO subscriptions (sender, channel, cursor_seq, last_activity) VALUES ('alice', 'a', 0, ?)", [T0]);
     db.run("INSERT INTO receipts (sender, key, fingerprint, result, expires_at) VALUES ('alice', 'k', 'f', '{}', ?)", [T0]);
     db.run("INSERT INTO notices (kind, message, set_at) VALUES ('capacity', 'full', ?)", [T0]);
+    db.run(
+      "INSERT INTO reservation_takeovers (holder, repository, pattern, taken_by, taken_at) VALUES ('alice', '/repo', 'src/**', 'bob', ?)",
+      [T0],
+    );
     acquireLease(db, { owner: 'someone', process: currentProcess(), clock: new TestClock({ start: T0 }) }, 60_000);
 
     const report = resetDatabase(db);
@@ -33,18 +38,28 @@ describe('reset', () => {
     for (const table of BUS_TABLES) {
       expect(db.all(`SELECT * FROM ${table}`), table).toEqual(fresh.all(`SELECT * FROM ${table}`));
     }
+    // Counted as a new database counts: SQLite's live pages, PostgreSQL's summed message bytes.
+    expect(usedBytes(db)).toBe(usedBytes(fresh));
     fresh.close();
     expect(count(db, 'SELECT count(*) AS n FROM leases')).toBe(1);
     expect(readLease(db)).toEqual({ owner: '', expiresAt: 0 });
-    expect(ftsHits(db, 'lighthouse')).toEqual([]);
-    ftsIntegrity(db);
+    expect(indexHits(db, 'lighthouse')).toEqual([]);
+    indexIntegrity(db);
     // The schema and its migration record survive.
     expect(count(db, 'SELECT count(*) AS n FROM schema_migrations')).toBeGreaterThan(0);
 
     addChannel(db, 'a');
     const [next] = addMessages(db, 'a', 1, T0, () => 'after reset');
     expect(next).toBeGreaterThan(Math.max(...seqs, memory));
-    expect(ftsHits(db, 'reset')).toEqual([next]);
+    expect(indexHits(db, 'reset')).toEqual([next]);
+    db.close();
+  });
+
+  it('empties every table of the schema but those it keeps for a stated reason', async () => {
+    const { db } = await testDb();
+    const emptied: readonly string[] = BUS_TABLES;
+    const unaccounted = tableNames(db).filter((table) => !emptied.includes(table) && KEPT_TABLES[table] === undefined);
+    expect(unaccounted).toEqual([]);
     db.close();
   });
 

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { HOUR, maintenanceFor, T0, testDb } from '../support/maintenance.js';
-import { addChannel, addRevision, count, ftsHits, ftsIntegrity } from '../support/rows.js';
+import { HOUR, indexHits, indexIntegrity, maintenanceFor, T0, testDb } from '../support/maintenance.js';
+import { addChannel, addRevision, count } from '../support/rows.js';
 import { TestClock } from '../support/test-clock.js';
 import { testConfig } from '../support/test-config.js';
 
 describe('tick: tombstone purge', () => {
-  it('purges revisions tombstoned longer than tombstone_min_hours, with their FTS rows and embeddings', async () => {
+  it('purges revisions tombstoned longer than tombstone_min_hours, with their text index entries and embeddings', async () => {
     const { db, dir } = await testDb();
     const clock = new TestClock({ start: T0 });
     const config = testConfig(dir, { tombstone_min_hours: 72 });
@@ -18,19 +18,21 @@ describe('tick: tombstone purge', () => {
     }
 
     const report = await maintenanceFor(db, config, clock).runTick();
-    expect(report.steps.find((s) => s.name === 'tombstones')?.rows).toBe(1);
+    const step = report.steps.find((s) => s.name === 'tombstones');
+    expect(step?.rows).toBe(1);
+    expect(step?.error).toBeUndefined();
     expect(db.all<{ seq: number }>('SELECT seq FROM messages ORDER BY seq').map((r) => r.seq)).toEqual([young, live]);
-    expect(ftsHits(db, 'zebra')).toEqual([]);
-    expect(ftsHits(db, 'yak')).toEqual([young]);
+    expect(indexHits(db, 'zebra')).toEqual([]);
+    expect(indexHits(db, 'yak')).toEqual([young]);
     expect(db.all<{ seq: number }>('SELECT seq FROM embeddings ORDER BY seq').map((r) => r.seq)).toEqual([young, live]);
-    ftsIntegrity(db);
+    indexIntegrity(db);
 
     // Once old enough, the younger tombstone goes too; the live revision never does.
     clock.set(T0 + 2 * HOUR);
     await maintenanceFor(db, config, clock).runTick();
     expect(db.all<{ seq: number }>('SELECT seq FROM messages ORDER BY seq').map((r) => r.seq)).toEqual([live]);
     expect(count(db, 'SELECT count(*) AS n FROM embeddings')).toBe(1);
-    expect(ftsHits(db, 'walrus')).toEqual([live]);
+    expect(indexHits(db, 'walrus')).toEqual([live]);
     db.close();
   });
 });
