@@ -12,7 +12,7 @@ import type { CliIo } from '../../src/cli/cli-io.js';
 import { systemClock } from '../../src/clock.js';
 import { AGENTBUS_BIN } from '../support/mcp-process.js';
 import { withoutDacOverride } from '../support/privileges.js';
-import { testDriverName } from '../support/test-driver.js';
+import { testDriverEnv, testDriverName } from '../support/test-driver.js';
 
 export interface CliRun {
   readonly code: number | null;
@@ -45,14 +45,14 @@ export interface RunCliOptions {
   readonly withoutDacOverride?: boolean;
 }
 
-/** The environment a CLI process of the tests gets: `dataDir` as home, data directory and config, the project's driver, then `extra`. */
+/** The environment a CLI process of the tests gets: `dataDir` as home, data directory and config, the project's driver (on postgres the data directory's database_url), then `extra`. */
 export function cliEnv(dataDir: string, extra: Record<string, string> = {}): Record<string, string> {
   return {
     PATH: process.env.PATH ?? '',
     HOME: dataDir,
     AGENTBUS_DATA_DIR: dataDir,
     AGENTBUS_CONFIG: join(dataDir, 'config.json'),
-    AGENTBUS_DRIVER: testDriverName(),
+    ...testDriverEnv(dataDir),
     ...extra,
   };
 }
