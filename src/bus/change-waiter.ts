@@ -106,9 +106,10 @@ export interface ChangeFeed extends ChangeWaiter {
    */
   onChange(listener: () => void, bell?: Bell): () => void;
   /**
-   * Hears the bells from `source` too (a `wakeups: 'notify'` database's
-   * wake source), instead of the one given before; undefined stops. Called
-   * again with each newly opened database.
+   * Hears the bells from `source` (a `wakeups: 'notify'` database's wake
+   * source) instead of the one given before, and while it does watches no
+   * bell file; undefined stops following and watches the files again. Called
+   * again with each newly opened database; does nothing after close.
    */
   listenTo(source: WakeSource | undefined): void;
 }
@@ -327,17 +328,24 @@ function notificationBells(hint: () => void, extra: ReturnType<typeof extraBells
   };
 }
 
+/** Whether a waiter's bells are files now, and whether it was closed (after which nothing is followed or watched). */
+interface WaiterMode {
+  files: boolean;
+  closed: boolean;
+}
+
 /**
  * A waiter's listenTo: follows `source` (notificationBells), with the files'
- * watches closed while one is followed and made again when none is.
+ * watches closed while one is followed and made again when none is; nothing once closed.
  */
 function switchingSource(
   follow: (source: WakeSource | undefined) => void,
-  mode: { files: boolean },
+  mode: WaiterMode,
   common: { ensure(): void; close(): void },
   extra: ExtraBells,
 ): (source: WakeSource | undefined) => void {
   return (source) => {
+    if (mode.closed) return;
     follow(source);
     mode.files = source === undefined;
     if (mode.files) {
@@ -363,7 +371,7 @@ export function createChangeWaiter(dataDir: string, pollMs = POLL_INTERVAL_MS, o
     for (const listener of [...listeners]) listener();
   };
   // Bells are files until a wake source is followed, and after close neither is watched.
-  const mode = { files: options.wakeSource === undefined };
+  const mode: WaiterMode = { files: options.wakeSource === undefined, closed: false };
   const common = commonBell(dataDir, hint, () => mode.files);
   const extra = extraBells(dataDir, () => mode.files);
   // A reader that shows every message (tail, the console) hears every direct message as it hears the common bell.
@@ -405,6 +413,7 @@ export function createChangeWaiter(dataDir: string, pollMs = POLL_INTERVAL_MS, o
     close() {
       follow(undefined);
       mode.files = false;
+      mode.closed = true;
       common.close();
       extra.close();
       wakers.clear();

@@ -318,6 +318,10 @@ describe('change waiter', () => {
       // Without a source the bells are files again: the waiter watches (and so makes) the common one.
       expect(existsSync(bellPath(bus.dir, undefined))).toBe(true);
       deaf.stop.abort();
+      // Closed, it follows nothing again.
+      waiter.close();
+      waiter.listenTo(source);
+      expect(subscribers.size).toBe(0);
     } finally {
       waiter.close();
     }
