@@ -4,12 +4,17 @@
  * posts each notification's payload to the calling thread's wake port. It
  * never blocks a call: it has its own socket, and the calling thread reads
  * the port as ordinary events. Lost (a server restart, pg_terminate_backend,
- * a network error), it reconnects by itself with a growing pause, and after
- * reconnecting posts `*`: notifications sent meanwhile were missed, so every
- * waiter looks once now instead of at its poll.
+ * a network error), it reconnects by itself with a growing pause. Once each
+ * LISTEN is in place, the first one included, it posts `*`: notifications
+ * sent before it (while reconnecting, or between the first subscription and
+ * the first LISTEN) were missed, so every waiter looks once now instead of
+ * at its poll.
  */
 import type { MessagePort } from 'node:worker_threads';
 import pg, { type Client } from 'pg';
+
+/** The listening connection's `application_name`, what pg_stat_activity shows for it. */
+export const LISTEN_APPLICATION_NAME = 'agentbus-listen';
 
 /** The first pause before reconnecting, and the longest (it doubles in between). */
 const RETRY_FIRST_MS = 100;
@@ -35,7 +40,7 @@ function identifier(name: string): string {
 
 /**
  * Listens on `channel` until close(), posting each payload (and `*` after
- * each reconnection) on `port`. Long, as one closure of a little over 60 lines: the
+ * each LISTEN) on `port`. Long, as one closure of a little over 60 lines: the
  * client, the retry timer and the closed flag are shared by connect, its
  * loss handler and close, and split apart they would need a state object.
  */
@@ -43,7 +48,6 @@ export function startListener(settings: ListenerSettings, channel: string, port:
   let client: Client | undefined;
   let closed = false;
   let retryMs = RETRY_FIRST_MS;
-  let connections = 0;
   let timer: NodeJS.Timeout | undefined;
 
   const retry = (): void => {
@@ -59,7 +63,7 @@ export function startListener(settings: ListenerSettings, channel: string, port:
     const fresh = new pg.Client({
       connectionString: settings.url,
       connectionTimeoutMillis: settings.connectTimeoutMs,
-      application_name: 'agentbus-listen',
+      application_name: LISTEN_APPLICATION_NAME,
       // A peer that vanished without a word (a dropped network) is noticed by the kernel in time; the poll covers until then.
       keepAlive: true,
       keepAliveInitialDelayMillis: 10_000,
@@ -91,8 +95,8 @@ export function startListener(settings: ListenerSettings, channel: string, port:
     }
     client = fresh;
     retryMs = RETRY_FIRST_MS;
-    // Not after the first connection: nothing was missed before anyone listened.
-    if (connections++ > 0) port.postMessage('*');
+    // Also after the first: a commit between the subscription and this LISTEN was not heard.
+    port.postMessage('*');
   };
 
   void connect();

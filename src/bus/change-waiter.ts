@@ -29,6 +29,8 @@
  * bells it rings (commit-wake.ts; bellKey below), delivered at commit, and
  * the waiter hears them from the database's wake source (listenTo), so a
  * commit on another machine wakes it. The poll stays the floor there too.
+ * While it follows a wake source it watches no bell file and makes none
+ * (nobody rings them there): the files' watches close when it starts.
  *
  * A wait is given as a duration, never as a wall-clock time: Node's timers
  * run on the monotonic clock, so setting the date back or forth neither
@@ -104,9 +106,10 @@ export interface ChangeFeed extends ChangeWaiter {
    */
   onChange(listener: () => void, bell?: Bell): () => void;
   /**
-   * Hears the bells from `source` too (a `wakeups: 'notify'` database's
-   * wake source), instead of the one given before; undefined stops. Called
-   * again with each newly opened database.
+   * Hears the bells from `source` (a `wakeups: 'notify'` database's wake
+   * source) instead of the one given before, and while it does watches no
+   * bell file; undefined stops following and watches the files again. Called
+   * again with each newly opened database; does nothing after close.
    */
   listenTo(source: WakeSource | undefined): void;
 }
@@ -229,27 +232,42 @@ function watchBell(bell: string, hint: () => void): BellWatch {
  * bells of the names it holds, a handful.
  */
 interface ExtraBells {
-  /** Starts watching `bell` now if not yet. */
+  /** Starts watching `bell` now if not yet (its file only while `files()` says so). */
   ensure(bell: Bell): void;
   /** Calls `wake` on each ring of `bell` until the returned function is called. */
   add(bell: Bell, wake: () => void): () => void;
   /** A ring heard from a wake source: the bell with key `key`, or every bell for EVERY_BELL_KEY. */
   ring(key: string): void;
+  /** Closes the files' watches and keeps the waiters (a wake source rings them now). */
+  unwatch(): void;
   close(): void;
 }
 
-function extraBells(dataDir: string): ExtraBells {
-  const watched = new Map<string, { watch: BellWatch; wakers: Set<() => void> }>();
-  const entry = (bell: Bell): { watch: BellWatch; wakers: Set<() => void> } => {
+interface ExtraBell {
+  /** The file's watch, while bells are files. */
+  watch: BellWatch | undefined;
+  readonly wakers: Set<() => void>;
+}
+
+function extraBells(dataDir: string, files: () => boolean): ExtraBells {
+  const watched = new Map<string, ExtraBell>();
+  const entry = (bell: Bell): ExtraBell => {
     const key = bellKey(bell);
     let found = watched.get(key);
     if (found === undefined) {
-      const wakers = new Set<() => void>();
-      found = { watch: watchBell(bellPath(dataDir, bell), () => [...wakers].forEach((w) => w())), wakers };
+      found = { watch: undefined, wakers: new Set<() => void>() };
       watched.set(key, found);
     }
-    found.watch.ensure();
+    if (files()) {
+      const { wakers } = found;
+      found.watch ??= watchBell(bellPath(dataDir, bell), () => [...wakers].forEach((w) => w()));
+      found.watch.ensure();
+    }
     return found;
+  };
+  const unwatch = (): void => {
+    for (const found of watched.values()) found.watch?.close();
+    for (const found of watched.values()) found.watch = undefined;
   };
   return {
     ensure(bell) {
@@ -264,9 +282,28 @@ function extraBells(dataDir: string): ExtraBells {
       const rung = key === EVERY_BELL_KEY ? [...watched.values()] : [watched.get(key)];
       for (const found of rung) for (const wake of [...(found?.wakers ?? [])]) wake();
     },
+    unwatch,
     close() {
-      for (const { watch } of watched.values()) watch.close();
+      unwatch();
       watched.clear();
+    },
+  };
+}
+
+/** The common bell's file watch, made while `files()` says bells are files and closed when they stop being. */
+function commonBell(dataDir: string, hint: () => void, files: () => boolean): { ensure(): void; close(): void } {
+  let watch: BellWatch | undefined;
+  const ensure = (): void => {
+    if (!files()) return;
+    watch ??= watchBell(bellPath(dataDir, undefined), hint);
+    watch.ensure();
+  };
+  ensure();
+  return {
+    ensure,
+    close() {
+      watch?.close();
+      watch = undefined;
     },
   };
 }
@@ -291,6 +328,35 @@ function notificationBells(hint: () => void, extra: ReturnType<typeof extraBells
   };
 }
 
+/** Whether a waiter's bells are files now, and whether it was closed (after which nothing is followed or watched). */
+interface WaiterMode {
+  files: boolean;
+  closed: boolean;
+}
+
+/**
+ * A waiter's listenTo: follows `source` (notificationBells), with the files'
+ * watches closed while one is followed and made again when none is; nothing once closed.
+ */
+function switchingSource(
+  follow: (source: WakeSource | undefined) => void,
+  mode: WaiterMode,
+  common: { ensure(): void; close(): void },
+  extra: ExtraBells,
+): (source: WakeSource | undefined) => void {
+  return (source) => {
+    if (mode.closed) return;
+    follow(source);
+    mode.files = source === undefined;
+    if (mode.files) {
+      common.ensure();
+      return;
+    }
+    common.close();
+    extra.unwatch();
+  };
+}
+
 /**
  * A waiter woken by the bell of `<dataDir>`; one per process is enough. It
  * watches from creation, so a ring between a caller's look and its wait is
@@ -304,12 +370,15 @@ export function createChangeWaiter(dataDir: string, pollMs = POLL_INTERVAL_MS, o
     for (const wake of [...wakers]) wake();
     for (const listener of [...listeners]) listener();
   };
-  const common = watchBell(bellPath(dataDir, undefined), hint);
-  const extra = extraBells(dataDir);
+  // Bells are files until a wake source is followed, and after close neither is watched.
+  const mode: WaiterMode = { files: options.wakeSource === undefined, closed: false };
+  const common = commonBell(dataDir, hint, () => mode.files);
+  const extra = extraBells(dataDir, () => mode.files);
   // A reader that shows every message (tail, the console) hears every direct message as it hears the common bell.
   if (options.everyDirect === true) extra.add('direct', hint);
-  const listenTo = notificationBells(hint, extra);
-  listenTo(options.wakeSource);
+  const follow = notificationBells(hint, extra);
+  follow(options.wakeSource);
+  const listenTo = switchingSource(follow, mode, common, extra);
 
   return {
     waitForChange(maxMs, signal, name) {
@@ -342,7 +411,9 @@ export function createChangeWaiter(dataDir: string, pollMs = POLL_INTERVAL_MS, o
     },
     listenTo,
     close() {
-      listenTo(undefined);
+      follow(undefined);
+      mode.files = false;
+      mode.closed = true;
       common.close();
       extra.close();
       wakers.clear();

@@ -55,7 +55,7 @@ export function unreadSummary(ctx: Pick<BusContext, 'db' | 'config' | 'clock'>, 
     const deliveredEnd = Math.max(sub.cursor_seq, sub.pending_end_seq ?? sub.cursor_seq);
     const after = deliverableAfter(sub.channel, deliveredEnd, sender);
     const counted =
-      db.get<{ n: number }>(`SELECT count(*) AS n FROM (SELECT 1 FROM messages m WHERE ${after.sql} LIMIT ${UNREAD_COUNT_CAP + 1})`, after.params)?.n ?? 0;
+      db.get<{ n: number }>(`SELECT count(*) AS n FROM (SELECT 1 FROM messages m WHERE ${after.sql} LIMIT ${UNREAD_COUNT_CAP + 1}) AS capped`, after.params)?.n ?? 0;
     const newestRow =
       counted === 0
         ? undefined
@@ -107,7 +107,7 @@ export function unreadDirect(ctx: Pick<BusContext, 'db'>, addressee: string): Un
   const { db } = ctx;
   const counted =
     db.get<{ n: number }>(
-      `SELECT count(*) AS n FROM (SELECT 1 FROM direct_recipients d WHERE d.addressee = ? AND d.state = 'unread' LIMIT ${UNREAD_COUNT_CAP + 1})`,
+      `SELECT count(*) AS n FROM (SELECT 1 FROM direct_recipients d WHERE d.addressee = ? AND d.state = 'unread' LIMIT ${UNREAD_COUNT_CAP + 1}) AS capped`,
       [addressee],
     )?.n ?? 0;
   const newest =

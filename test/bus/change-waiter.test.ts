@@ -2,41 +2,64 @@ import { spawn } from 'node:child_process';
 import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BELL_FILE, bellKeys, createChangeWaiter, createPollingWaiter, ringBell, type ChangeWaiter } from '../../src/bus/change-waiter.js';
+import { BELL_FILE, bellKeys, bellPath, createChangeWaiter, createPollingWaiter, POLL_INTERVAL_MS, ringBell, type ChangeFeed, type ChangeWaiter } from '../../src/bus/change-waiter.js';
+import { wakeAtCommit } from '../../src/bus/commit-wake.js';
+import type { Database } from '../../src/db/contract/database.js';
 import type { WakeSource } from '../../src/db/contract/driver.js';
 import { createChannel, subscribe } from '../../src/bus/channels.js';
 import { register } from '../../src/bus/identity.js';
 import { receive } from '../../src/bus/receive.js';
 import { systemClock } from '../../src/clock.js';
 import { fixturePath } from '../support/child-process.js';
-import { testDriverName } from '../support/test-driver.js';
+import { testDriverEnv, testDriverName } from '../support/test-driver.js';
 import { createBus } from '../support/bus.js';
+import { endWakeListeners, wakeSourcesListening } from '../support/wake-listeners.js';
 
 // Waits here use a poll and a longest wait far beyond the test timeout, so only the event under test can end them.
 const FAR = 10 * 60_000;
 
-/** Rings the bell of `dir` and checks, 50 ms later, that a listener that left heard nothing more. */
-async function expectDeafAfterRing(dir: string, heard: () => number): Promise<void> {
+/**
+ * The waiter of a process on `db`, as `agentbus mcp` makes it: on a
+ * 'bell-file' engine it watches the bells of `dir`, on a 'notify' one it
+ * follows the connection's wake source; resolves once that hears commits.
+ */
+async function waiterOn(dir: string, db: Database, pollMs = FAR, options: { everyDirect?: boolean } = {}): Promise<ChangeFeed> {
+  const waiter = createChangeWaiter(dir, pollMs, { ...options, wakeSource: db.wakeSource });
+  await wakeSourcesListening(db, 1);
+  return waiter;
+}
+
+/** Rings a commit's bells as `db`'s engine does (commit-wake.ts): the bell files of `dir` touched after it, or their keys NOTIFYed at commit. */
+function ring(dir: string, db: Database, addressees?: readonly string[]): void {
+  if (db.capabilities.wakeups === 'bell-file') {
+    expect(ringBell(dir, addressees)).toBe(true);
+    return;
+  }
+  db.transaction(() => wakeAtCommit(db, addressees));
+}
+
+/** Rings the bells on `db` and checks, 100 ms later, that a listener that left heard nothing more. */
+async function expectDeafAfterRing(dir: string, db: Database, heard: () => number): Promise<void> {
   const before = heard();
-  ringBell(dir);
-  await new Promise((r) => setTimeout(r, 50));
+  ring(dir, db);
+  await new Promise((r) => setTimeout(r, 100));
   expect(heard()).toBe(before);
 }
 
 describe('change waiter', () => {
-  it('wakes on the bell rung after another connection commits, and not on the commit writing the database files', async () => {
+  it('wakes on the bell rung after another connection commits, and not on a commit that rings none (writing the database files, or no NOTIFY)', async () => {
     const bus = await createBus();
     const [a, b] = await Promise.all([bus.process('A'), bus.process('B')]);
-    const waiter = createChangeWaiter(bus.dir, FAR);
+    const waiter = await waiterOn(bus.dir, a.db);
     try {
       let woken = false;
       const waiting = waiter.waitForChange(FAR).then(() => (woken = true));
-      // A commit that does not ring (a registration): -wal, -shm and the wasm lock table change.
+      // A commit that does not ring (a registration): -wal, -shm and the wasm lock table change; a server's commit sends no NOTIFY.
       register(b, { name: 'Kim' });
       register(b, { name: 'Lee' });
       await new Promise((r) => setTimeout(r, 300));
-      expect(woken, 'woken by writes to the database files').toBe(false);
-      ringBell(bus.dir);
+      expect(woken, 'woken by a commit that rang no bell').toBe(false);
+      ring(bus.dir, b.db);
       await waiting;
       expect(a.db.get('SELECT count(*) AS n FROM sessions')).toEqual({ n: 2 });
     } finally {
@@ -44,11 +67,24 @@ describe('change waiter', () => {
     }
   });
 
-  it('keeps hearing the bell after the file is removed or replaced', async () => {
+  it('keeps hearing the bells when their way is lost: the bell file removed or replaced, or the listening connection ended', async () => {
     const bus = await createBus();
-    const waiter = createChangeWaiter(bus.dir, FAR);
+    const a = await bus.process('A');
+    const waiter = await waiterOn(bus.dir, a.db);
     const bell = join(bus.dir, BELL_FILE);
     try {
+      if (a.db.capabilities.wakeups === 'notify') {
+        expect(existsSync(bell), 'a waiter on a wake source makes no bell file').toBe(false);
+        // The reconnection rings every bell (anything may have been missed), then rings are heard again.
+        const lost = waiter.waitForChange(FAR);
+        expect(endWakeListeners(a.db)).toBe(1);
+        await lost;
+        await wakeSourcesListening(a.db, 1);
+        const again = waiter.waitForChange(FAR);
+        setTimeout(() => ring(bus.dir, a.db), 20);
+        await again;
+        return;
+      }
       expect(existsSync(bell), 'the waiter creates the bell it watches').toBe(true);
       rmSync(bell);
       await new Promise((r) => setTimeout(r, 100));
@@ -95,7 +131,7 @@ describe('change waiter', () => {
     register(a, { name: 'Sam' });
     createChannel(a, { as: 'Sam', name: 'general' });
     subscribe(a, { as: 'Sam', channel: 'general' });
-    const inner = createChangeWaiter(bus.dir);
+    const inner = await waiterOn(bus.dir, a.db, POLL_INTERVAL_MS);
     let waits = 0;
     const counting: ChangeWaiter = {
       waitForChange: (maxMs, signal) => {
@@ -117,20 +153,22 @@ describe('change waiter', () => {
 
   it('wakes on the bell another process rings, and feeds listeners until they leave', async () => {
     const bus = await createBus();
-    const waiter = createChangeWaiter(bus.dir, FAR);
+    const [a, b] = await Promise.all([bus.process('A'), bus.process('B')]);
+    const waiter = await waiterOn(bus.dir, a.db);
     let heard = 0;
     const leave = waiter.onChange(() => heard++);
     try {
       const waiting = waiter.waitForChange(FAR);
-      // The bell file does not exist yet: ringing creates it, and that too is heard.
-      setTimeout(() => expect(ringBell(bus.dir)).toBe(true), 20);
+      // On a bell-file engine the bell file does not exist yet: ringing creates it, and that too is heard.
+      setTimeout(() => ring(bus.dir, b.db), 20);
       await waiting;
       expect(heard).toBeGreaterThan(0);
+      // announce is how a bell-file process rings after its commit; a 'notify' commit rings by itself.
       const again = waiter.waitForChange(FAR);
-      setTimeout(() => waiter.announce(), 20);
+      setTimeout(() => (b.db.capabilities.wakeups === 'bell-file' ? waiter.announce() : ring(bus.dir, b.db)), 20);
       await again;
       leave();
-      await expectDeafAfterRing(bus.dir, () => heard);
+      await expectDeafAfterRing(bus.dir, b.db, () => heard);
     } finally {
       waiter.close();
     }
@@ -139,7 +177,8 @@ describe('change waiter', () => {
 
   it('one function registered as a listener twice, plainly and for a name bell, keeps hearing the common bell after the name registration leaves', async () => {
     const bus = await createBus();
-    const waiter = createChangeWaiter(bus.dir, FAR);
+    const [a, b] = await Promise.all([bus.process('A'), bus.process('B')]);
+    const waiter = await waiterOn(bus.dir, a.db);
     let heard = 0;
     const listener = (): void => void heard++;
     const leavePlain = waiter.onChange(listener);
@@ -147,12 +186,12 @@ describe('change waiter', () => {
     try {
       leaveName();
       const waiting = waiter.waitForChange(FAR);
-      setTimeout(() => ringBell(bus.dir), 20);
+      setTimeout(() => ring(bus.dir, b.db), 20);
       await waiting;
       await new Promise((r) => setTimeout(r, 50));
       expect(heard).toBeGreaterThan(0);
       leavePlain();
-      await expectDeafAfterRing(bus.dir, () => heard);
+      await expectDeafAfterRing(bus.dir, b.db, () => heard);
     } finally {
       waiter.close();
     }
@@ -160,8 +199,9 @@ describe('change waiter', () => {
 
   it('a direct message rings only its addressees\' bells and the direct bell: a wait as another name, or on no name, sleeps on', async () => {
     const bus = await createBus();
-    const waiter = createChangeWaiter(bus.dir, FAR);
-    const reader = createChangeWaiter(bus.dir, FAR, { everyDirect: true });
+    const [a, b] = await Promise.all([bus.process('A'), bus.process('B')]);
+    const waiter = await waiterOn(bus.dir, a.db);
+    const reader = await waiterOn(bus.dir, a.db, FAR, { everyDirect: true });
     const woken: string[] = [];
     const bystander = new AbortController();
     const plain = new AbortController();
@@ -172,7 +212,7 @@ describe('change waiter', () => {
       const none = waiter.waitForChange(FAR, plain.signal).then(() => woken.push(plain.signal.aborted ? 'plain aborted' : 'plain'));
       const all = reader.waitForChange(FAR).then(() => woken.push('reader'));
       await new Promise((r) => setTimeout(r, 20));
-      expect(ringBell(bus.dir, ['Bob'])).toBe(true);
+      ring(bus.dir, b.db, ['Bob']);
       await Promise.all([bob, all]);
       await new Promise((r) => setTimeout(r, 100));
       expect(woken.sort()).toEqual(['Bob', 'reader']);
@@ -189,20 +229,21 @@ describe('change waiter', () => {
   it('every message another process commits and announces wakes a waiting receive, with no help from the poll', async () => {
     // A watch of the WAL fires while the writer is still writing frames, before the commit is
     // visible; a reader woken by it could look too early and sleep until the poll. The bell
-    // rings after the commit, so with a poll far beyond the test, every wake must find its message.
+    // rings after the commit (a NOTIFY is delivered at it), so with a poll far beyond the test,
+    // every wake must find its message.
     const bus = await createBus({ receive_max_wait_seconds: 60 });
     const b = await bus.process('B');
     register(b, { name: 'Kim' });
     subscribe(b, { as: 'Kim', channel: 'general' });
     const child = spawn(process.execPath, [fixturePath('send-child.js'), bus.dir, 'Ann', 'general', 'bell'], {
-      env: { ...process.env, AGENTBUS_DRIVER: testDriverName() },
+      env: { ...process.env, AGENTBUS_DRIVER: testDriverName(), ...testDriverEnv(bus.dir) },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const inner = createChangeWaiter(bus.dir, FAR);
+    const inner = await waiterOn(bus.dir, b.db);
     // A wait that lasts its whole duration was not woken by the commit (a missed wake the deadline caught).
     let endedAtDeadline = 0;
     const waiter: ChangeWaiter = {
@@ -235,10 +276,10 @@ describe('change waiter', () => {
     }
   });
 
-  it("hears a 'notify' engine's wake source as its bells: the common key, a name's key only for that name, `*` for all; listenTo(undefined) stops; SQLite connections have none", async () => {
+  it("hears a 'notify' engine's wake source as its bells, watching no bell file meanwhile: the common key, a name's key only for that name, `*` for all; listenTo(undefined) stops; only 'notify' connections have one", async () => {
     const bus = await createBus();
     const a = await bus.process('A');
-    expect(a.db.wakeSource).toBeUndefined();
+    expect(a.db.wakeSource !== undefined).toBe(a.db.capabilities.wakeups === 'notify');
     const subscribers = new Set<(payload: string) => void>();
     const source: WakeSource = {
       subscribe(listener) {
@@ -257,6 +298,7 @@ describe('change waiter', () => {
       };
       const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 20));
       const [plain, bob, carol] = [ended(), ended('Bob'), ended('Carol')];
+      expect([bellPath(bus.dir, undefined), bellPath(bus.dir, { name: 'Bob' })].filter(existsSync), 'bell files made by a waiter on a wake source').toEqual([]);
       deliver(bellKeys(['Bob']).join(' '));
       await settle();
       expect([plain.done, bob.done, carol.done]).toEqual([false, true, false]);
@@ -273,7 +315,13 @@ describe('change waiter', () => {
       deliver('*');
       await settle();
       expect(deaf.done).toBe(false);
+      // Without a source the bells are files again: the waiter watches (and so makes) the common one.
+      expect(existsSync(bellPath(bus.dir, undefined))).toBe(true);
       deaf.stop.abort();
+      // Closed, it follows nothing again.
+      waiter.close();
+      waiter.listenTo(source);
+      expect(subscribers.size).toBe(0);
     } finally {
       waiter.close();
     }

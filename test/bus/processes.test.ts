@@ -2,7 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { fixturePath } from '../support/child-process.js';
-import { openTestDatabase, tempDir, testDriverName } from '../support/test-driver.js';
+import { openTestDatabase, tempDir, testDriverEnv, testDriverName } from '../support/test-driver.js';
 
 interface Registered {
   readonly child: ChildProcessWithoutNullStreams;
@@ -12,7 +12,7 @@ interface Registered {
 /** Starts a child that registers `name` at `startAt` and keeps running until its stdin closes. */
 async function registerInChild(dataDir: string, owner: string, name: string, startAt: number): Promise<Registered> {
   const child = spawn(process.execPath, [fixturePath('register-child.js'), dataDir, owner, name, String(startAt)], {
-    env: { ...process.env, AGENTBUS_DRIVER: testDriverName() },
+    env: { ...process.env, AGENTBUS_DRIVER: testDriverName(), ...testDriverEnv(dataDir) },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -45,7 +45,7 @@ export interface RunCliOptions {
   readonly withoutDacOverride?: boolean;
 }
 
-/** The environment a CLI process of the tests gets: `dataDir` as home, data directory and config, the project's driver, then `extra`. */
+/** The environment a CLI process of the tests gets: `dataDir` as home, data directory and config, the project's driver (on postgres the data directory's database_url), then `extra`. */
 export function cliEnv(dataDir: string, extra: Record<string, string> = {}): Record<string, string> {
   return {
     PATH: process.env.PATH ?? '',

@@ -5,6 +5,7 @@ import { startFixture, waitForExit, waitForLine } from '../support/child-process
 import { HOUR, maintenanceFor, testDb } from '../support/maintenance.js';
 import { addChannel, addMessages, count, evictedBefore, ftsIntegrity } from '../support/rows.js';
 import { testConfig } from '../support/test-config.js';
+import { testDriverEnv } from '../support/test-driver.js';
 
 const WRITER = 'writer-child.js';
 
@@ -21,7 +22,7 @@ describe('maintenance while another process sends', () => {
     const config = testConfig(dir, { message_retention_hours: 1 });
     addChannel(db, 'a');
     const old = addMessages(db, 'a', 5_000, Date.now() - 2 * HOUR, (i) => `old message ${i}`);
-    const child = startFixture(WRITER, ['write', dir, 'a', '300']);
+    const child = startFixture(WRITER, ['write', dir, 'a', '300'], testDriverEnv(dir));
     await waitForLine(child, 'started');
 
     const report = await maintenanceFor(db, config, systemClock, { lockTargetMs: undefined }).runTick();
@@ -43,7 +44,7 @@ describe('maintenance while another process sends', () => {
     const config = testConfig(dir, { sqlite_budget_mib: 1 });
     addChannel(db, 'a');
     addMessages(db, 'a', 4_000, Date.now(), (i) => Array.from({ length: 60 }, (_, j) => `w${(i * 31 + j * 17) % 997}`).join(' '));
-    const child = startFixture(WRITER, ['write', dir, 'a', '300']);
+    const child = startFixture(WRITER, ['write', dir, 'a', '300'], testDriverEnv(dir));
     await waitForLine(child, 'started');
 
     const report = await maintenanceFor(db, config, systemClock, { lockTargetMs: undefined }).runTick();

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { acquireLease, readLease, releaseLease, type LeaseHolder } from '../../src/maintenance/lease.js';
 import { runFixture } from '../support/child-process.js';
 import { deadProcess } from '../support/process-identities.js';
-import { openTestDatabase } from '../support/test-driver.js';
+import { openTestDatabase, testDriverEnv } from '../support/test-driver.js';
 import { HOUR, maintenanceFor, T0, testDb } from '../support/maintenance.js';
 import { TestClock } from '../support/test-clock.js';
 import { testConfig } from '../support/test-config.js';
@@ -110,7 +110,7 @@ describe('maintenance lease', () => {
     const { db, dir } = await testDb();
     db.close();
     const results = await Promise.all(
-      [0, 1, 2, 3].map(() => runFixture('lease-child.js', ['race', dir, '50', '600000'], {}, 120_000)),
+      [0, 1, 2, 3].map(() => runFixture('lease-child.js', ['race', dir, '50', '600000'], testDriverEnv(dir), 120_000)),
     );
     for (const r of results) expect(r.code, r.stderr).toBe(0);
     const outcomes = results.map((r) => JSON.parse(r.stdout.trim()) as { owner: string; wins: number });

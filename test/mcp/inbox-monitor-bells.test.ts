@@ -1,6 +1,7 @@
 /**
  * The inbox monitor and the per-name bells, in process over a real database
- * and real bell watches (change-waiter.ts): a direct message makes the
+ * and real bell watches (change-waiter.ts), or on a `wakeups: 'notify'`
+ * database the notifications of each connection's wake source: a direct message makes the
  * addressee's monitor look at once (so its channel event is not left to the
  * poll), and the monitor of a name it is not for does not look at all.
  * Polls are set far beyond the test, so only a bell can cause a look.
@@ -14,6 +15,7 @@ import type { ChannelNotification } from '../../src/mcp/channel-push.js';
 import { createInboxMonitor } from '../../src/mcp/inbox-monitor.js';
 import { createBus } from '../support/bus.js';
 import { foreignProcess } from '../support/process-identities.js';
+import { wakeSourcesListening } from '../support/wake-listeners.js';
 
 const FAR = 3_600_000;
 const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 400));
@@ -30,7 +32,7 @@ describe('inbox monitor and per-name bells', () => {
     for (const name of ['Kim', 'Lee']) {
       const ctx = await bus.process(`owner-${name}`);
       register(ctx, { name });
-      const feed = createChangeWaiter(bus.dir, FAR);
+      const feed = createChangeWaiter(bus.dir, FAR, { wakeSource: ctx.db.wakeSource });
       feeds.push(feed);
       pushed.set(name, []);
       const monitor = createInboxMonitor({ ctx, dataDir: bus.dir, feed, server: currentProcess(), harness: foreignProcess(), pollMs: FAR, push: (n) => pushed.get(name)!.push(n) });
@@ -39,6 +41,7 @@ describe('inbox monitor and per-name bells', () => {
     }
     const [kim, lee] = monitors as [ReturnType<typeof createInboxMonitor>, ReturnType<typeof createInboxMonitor>];
     try {
+      await wakeSourcesListening(writer.db, 2);
       const before = { kim: kim.counts().looks, lee: lee.counts().looks };
       await send(writer, { as: 'Ann', to: ['Kim'], content: 'only for Kim' });
       await settle();

@@ -5,6 +5,7 @@ import { send } from '../../src/bus/send.js';
 import { runFixture } from '../support/child-process.js';
 import { busFixture, channel, registerAs } from '../support/bus.js';
 import { revisions } from '../support/rows.js';
+import { testDriverEnv } from '../support/test-driver.js';
 
 describe('memory edits across processes', () => {
   it('serializes concurrent edits from several processes: every revision replaced exactly once, one live', async () => {
@@ -12,9 +13,10 @@ describe('memory edits across processes', () => {
     const sam = registerAs(fx.ctx, 'Sam');
     channel(fx.ctx, sam, 'notes', 'memory');
     const id = (await send(fx.ctx, { as: sam, channel: 'notes', content: 'v1' })).memory_id as number;
+    const dir = fx.ctx.config.data_directory;
 
     const children = await Promise.all(
-      ['Ann', 'Bob', 'Cat'].map((name) => runFixture('edit-child.js', [fx.ctx.config.data_directory, String(id), '25', name])),
+      ['Ann', 'Bob', 'Cat'].map((name) => runFixture('edit-child.js', [dir, String(id), '25', name], testDriverEnv(dir))),
     );
     const results: EditMemoryResult[] = [];
     for (const child of children) {
