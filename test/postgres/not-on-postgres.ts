@@ -23,8 +23,6 @@ export const NOT_ON_POSTGRES: readonly NotOnPostgres[] = [
   { files: 'test/bus/mixed-versions.test.ts', reason: 'SQLite file only: an older agentbus release beside this one, and older releases have no postgres driver' },
   { files: 'test/bus/change-waiter.test.ts', reason: 'pending: child-process fixtures on postgres (test/fixtures/*.js open the SQLite file of their data directory), and LISTEN/NOTIFY wake-ups' },
   { files: 'test/search/text-search-merge.test.ts', reason: 'SQLite file only: merging FTS5 index segments (postgres keeps a GIN index)' },
-  { files: 'test/search/text-search-tokens.test.ts', reason: 'pending: text search folding diacritics and splitting words as FTS5 unicode61 does (postgres\'s simple parser keeps accents)' },
-  { files: 'test/search/text-search-hostile.test.ts', reason: 'pending: text search folding diacritics (`naive cafe` finding `naïve café`) on postgres' },
   { files: 'test/direct/direct-people-cli.test.ts', reason: 'pending: CLI commands (post, search, tail) on database_url' },
   { files: 'test/direct/direct-announce.test.ts', reason: 'pending: the push monitor and inbox files of a server on database_url (LISTEN/NOTIFY wake-ups)' },
   { files: 'test/memories/memory-processes.test.ts', reason: 'pending: child-process fixtures on postgres (test/fixtures/*.js open the SQLite file)' },
