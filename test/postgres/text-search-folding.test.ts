@@ -8,6 +8,7 @@
 import { describe, expect, inject, it } from 'vitest';
 import { Database } from '../../src/db/contract/database.js';
 import type { DriverCapabilities } from '../../src/db/contract/driver.js';
+import { relevanceTokens } from '../../src/bus/search-relevance.js';
 import { applyMigration, loadMigrations } from '../../src/db/open/migrations.js';
 import { connectPostgres, openPostgresDatabase, postgresMigrationsDir } from '../../src/db/open/open-postgres.js';
 import { closeAfterTest, connectPg, freshDatabase, withDatabase } from './pg-test.js';
@@ -52,6 +53,23 @@ describe('the text index on PostgreSQL', () => {
     expect(matching(db, "'cafe' <-> 'naive'")).toEqual([]);
     const index = db.get<{ def: string }>("SELECT indexdef AS def FROM pg_indexes WHERE indexname = 'messages_content_tsv'")?.def ?? '';
     expect(index).toMatch(/USING gin \(content_tsv\)/);
+  });
+
+  it('splits words where the ranking does at every character of the Basic Multilingual Plane and beyond', async () => {
+    // The migration's character classes were generated from these Unicode properties (its header):
+    // a character that splits here but not in relevanceTokens, or the reverse, means they need generating again.
+    const { db } = await openPostgresDatabase({ url: await freshDatabase() });
+    closeAfterTest(db);
+    const points = [...Array.from({ length: 0xffff - 0x7f }, (_, i) => i + 0x80).filter((c) => c < 0xd800 || c > 0xdfff), 0x1f389, 0x20000, 0x1d400, 0xf0000];
+    // Between Latin letters (whose marks go) and Greek ones (whose marks stay, composed where NFC composes them).
+    for (const letter of ['a', 'α']) {
+      const sql = "SELECT c, array_length(string_to_array(btrim(agentbus_search_words(? || chr(c) || ?)), ' '), 1) AS n FROM unnest(?::int[]) AS c ORDER BY c";
+      const rows = db.all<{ c: number; n: number }>(sql, [letter, letter, `{${points.join(',')}}`]);
+      const differ = rows.filter((r) => r.n !== relevanceTokens(`${letter}${String.fromCodePoint(r.c)}${letter}`).length).map((r) => r.c.toString(16));
+      expect(rows).toHaveLength(points.length);
+      expect(new Set(rows.map((r) => r.n))).toEqual(new Set([1, 2]));
+      expect(differ).toEqual([]);
+    }
   });
 
   it('splits and folds the same words in a database whose locale is C', async () => {
