@@ -10,7 +10,8 @@
  * the tokenizer here need only approximate unicode61 (remove_diacritics 2):
  * letters, digits and private-use characters, case-folded, and the marks
  * removed from Latin letters only, as unicode61 does (a Greek tonos stays).
- * The test of the ranking rules compares these tokens with the index's.
+ * The test of the ranking rules compares these tokens with the index's;
+ * PostgreSQL's index is made by this rule itself (sql/postgres/0014).
  */
 import type { SearchTerm } from './search-query.js';
 
@@ -23,10 +24,15 @@ const LATIN_MARKS = /(\p{Script=Latin})\p{M}+/gu;
 const ASCII = /^[\x00-\x7f]*$/;
 const ASCII_TOKEN = /[a-z0-9]+/g;
 
+/** `text` with the marks on Latin letters removed (`é` to `e`, a Greek tonos kept), as unicode61 removes them; case kept. */
+export function withoutLatinMarks(text: string): string {
+  return ASCII.test(text) ? text : text.normalize('NFD').replace(LATIN_MARKS, '$1').normalize('NFC');
+}
+
 /** The words of `text` as the ranking compares them: case-folded, diacritics removed. */
 export function relevanceTokens(text: string): string[] {
   if (ASCII.test(text)) return text.toLowerCase().match(ASCII_TOKEN) ?? [];
-  return text.normalize('NFD').replace(LATIN_MARKS, '$1').normalize('NFC').toLowerCase().match(TOKEN) ?? [];
+  return withoutLatinMarks(text).toLowerCase().match(TOKEN) ?? [];
 }
 
 /** One query term as tokens; `prefix` when its last token may be the start of a longer word. */

@@ -22,8 +22,9 @@ import type { DriverCapabilities, SqlValue } from '../db/contract/driver.js';
 import type { Ranked } from '../embeddings/ranking.js';
 import { byScoreThenNewer } from '../embeddings/ranking.js';
 import type { BusContext } from './bus-context.js';
-import { bm25Scores, inverseDocumentFrequency, termPatterns, type ScoredInput } from './search-relevance.js';
+import { bm25Scores, inverseDocumentFrequency, termPatterns, withoutLatinMarks, type ScoredInput } from './search-relevance.js';
 import { SEARCH_WORDS, termExpression, type SearchTerm } from './search-query.js';
+import { invalid } from './validate.js';
 
 /** Matches ranked together: relevance decides within a window, recency between windows. */
 export const TEXT_WINDOW = 500;
@@ -53,10 +54,13 @@ export interface TextWindow {
  * holding every term in a seq range, and counts them; `match` is the one
  * parameter both take. Ranking is the same for both (search-relevance.ts).
  * FTS5: the phrases quoted (search-query.ts), in the external-content table.
- * tsvector: the generated column of sql/postgres/ under the 'simple'
- * configuration; each phrase's words joined by `<->` (next to each other),
- * a prefix as `:*`, the phrases by `&`. Words are runs of letters and digits
- * (as search-query.ts reads them), so they never need quoting in a tsquery.
+ * tsvector: the generated column of sql/postgres/0014, whose lexemes are
+ * unicode61's tokens (relevanceTokens' rule); each phrase's words, the marks
+ * on Latin letters removed as there, joined by `<->` (next to each other), a
+ * prefix as `:*`, the phrases by `&`, and lower-cased by the index's own
+ * lower() (agentbus_search_query), so query and index agree in any locale.
+ * Words are runs of letters and digits (as search-query.ts reads them), so
+ * quoting them in a tsquery never needs an escape.
  */
 interface TextEngine {
   /** The FROM clause joining the index to `messages m`. */
@@ -85,22 +89,29 @@ const TEXT_MATCH: Readonly<Record<DriverCapabilities['fullText'], TextEngine>> =
   },
   tsvector: {
     from: 'messages m',
-    where: "m.content_tsv @@ to_tsquery('simple', ?) AND m.seq >= ? AND m.seq < ?",
-    count: "SELECT count(*)::int AS n FROM messages m WHERE m.content_tsv @@ to_tsquery('simple', ?) AND m.seq >= ? AND m.seq < ?",
+    where: 'm.content_tsv @@ agentbus_search_query(?) AND m.seq >= ? AND m.seq < ?',
+    count: 'SELECT count(*)::int AS n FROM messages m WHERE m.content_tsv @@ agentbus_search_query(?) AND m.seq >= ? AND m.seq < ?',
     newestFirst: 'm.seq DESC',
     // A GIN index has no seq order to seek in: each range statement reads every match of the
     // whole index again, so one statement newest first with a LIMIT is the cheaper way
     // (text search at 100k messages p50 21 ms against 29, docs/performance.md).
     walksRanges: false,
-    match: (terms) =>
-      terms
-        .map((term) => {
-          const words = (term.text.match(SEARCH_WORDS) ?? []).map((w) => `'${w}'`);
-          return `(${words.join(' <-> ')}${term.prefix ? ':*' : ''})`;
-        })
-        .join(' & '),
+    match: (terms) => terms.map(tsqueryPhrase).join(' & '),
   },
 };
+
+/** A lexeme's limit in bytes: the index leaves longer words out (sql/postgres/0014), and a tsquery refuses them. */
+const MAX_LEXEME_BYTES = 2047;
+
+/** One term as a tsquery phrase; throws `validation` on `query` for a word the index cannot hold. */
+function tsqueryPhrase(term: SearchTerm): string {
+  const words = withoutLatinMarks(term.text).match(SEARCH_WORDS) ?? [];
+  const long = words.find((w) => Buffer.byteLength(w) > MAX_LEXEME_BYTES);
+  if (long !== undefined) {
+    throw invalid('query', `has a word of ${Buffer.byteLength(long)} bytes; the text index holds words up to ${MAX_LEXEME_BYTES} bytes, so search for other words of the message`);
+  }
+  return `(${words.map((w) => `'${w}'`).join(' <-> ')}${term.prefix ? ':*' : ''})`;
+}
 
 /** The seq above every message: the bound of the newest window. */
 export function newestBound(ctx: BusContext): number {

@@ -1,8 +1,9 @@
 /**
- * What the text-ranking test files share (text-search-windows, -tokens,
- * -merge, split apart by where each runs: test/postgres/not-on-postgres.ts):
- * a bus with Sam and the ordinary channel `chat`, fresh for every test, and
- * the ways those files fill it and page through it.
+ * What the text-search test files share (text-search-windows, -tokens,
+ * -merge, -hostile, split apart by where each runs:
+ * test/postgres/not-on-postgres.ts): a bus with Sam and the ordinary channel
+ * `chat`, fresh for every test, the ways those files fill it and page
+ * through it, and the index's own tokens of a message.
  */
 import { afterEach, beforeEach } from 'vitest';
 import { search } from '../../src/bus/search.js';
@@ -23,6 +24,8 @@ export interface TextSearchBus {
   bulk(contents: readonly string[]): number[];
   /** One message from Sam on `chat` through send; its seq. */
   post(content: string): Promise<number>;
+  /** The text index's own tokens of a message, in order: FTS5's (fts5vocab) or the tsvector's lexemes by position. */
+  indexedTokens(seq: number): string[];
   /** Every page of a search, following its continuation to the end. */
   allPages(input: Record<string, unknown>): Promise<{ seqs: number[]; scores: number[]; pages: number }>;
 }
@@ -63,6 +66,15 @@ export function useTextSearchBus(): TextSearchBus {
     },
     async post(content) {
       return (await send(current().ctx, { as: sam, channel: 'chat', content })).seq;
+    },
+    indexedTokens(seq) {
+      const { db } = current().ctx;
+      if (db.capabilities.fullText === 'tsvector') {
+        const sql = 'SELECT t.lexeme AS term FROM messages m, unnest(m.content_tsv) AS t, unnest(t.positions) AS p(pos) WHERE m.seq = ? ORDER BY p.pos';
+        return db.all<{ term: string }>(sql, [seq]).map((r) => r.term);
+      }
+      db.run('CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_instances USING fts5vocab(main, messages_fts, instance)');
+      return db.all<{ term: string }>('SELECT term FROM temp.fts_instances WHERE doc = ? ORDER BY offset', [seq]).map((r) => r.term);
     },
     async allPages(input) {
       const out = { seqs: [] as number[], scores: [] as number[], pages: 0 };

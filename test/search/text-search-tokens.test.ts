@@ -1,5 +1,5 @@
 /**
- * Text ranking windows: words counted as the index splits them (split from text-search-windows.test.ts: FTS5's unicode61 folding, which postgres's simple parser does not do yet, test/postgres/not-on-postgres.ts).
+ * Text ranking windows: words counted as the index splits them (split from text-search-windows.test.ts), FTS5's unicode61 tokens on SQLite and the same tokens in PostgreSQL's tsvector (sql/postgres/0014).
  *
  * The text ranking's rules at scale: relevance within windows of the newest
  * TEXT_WINDOW matches, recency between windows and as the tie-break, a
@@ -22,17 +22,32 @@ describe('text ranking windows', () => {
       '東京タワー and Ελληνικά κείμενα, emoji 🎉 between words',
       'हिन्दी पाठ and a combining e\u0301 beside ñ',
       'tab\tnew\nline  spaces\u00a0nbsp x^y 3.14',
+      // What PostgreSQL's default parser reads whole (addresses, URLs, versions, signed and scientific numbers, hyphenated words).
+      "mail sam@example.com at https://example.org/a-b?c=1 v1.2.3 and 1e5x or -42 +7 don't re-use foo_bar_baz",
     ];
     const made = bulk(texts);
-    // FTS5's own tokens of each message, in order (fts5vocab over the live index).
-    bus.fx.ctx.db.run('CREATE VIRTUAL TABLE temp.fts_instances USING fts5vocab(main, messages_fts, instance)');
+    // The index's own tokens of each message, in order (FTS5's unicode61, or the tsvector of sql/postgres/0014).
     for (const [i, seq] of made.entries()) {
-      const indexed = bus.fx.ctx.db.all<{ term: string }>('SELECT term FROM temp.fts_instances WHERE doc = ? ORDER BY offset', [seq]).map((r) => r.term);
-      expect(relevanceTokens(texts[i] as string)).toEqual(indexed);
+      expect(relevanceTokens(texts[i] as string)).toEqual(bus.indexedTokens(seq));
     }
     // So a message holding the word twice, in any case or accent, ranks above one holding it once.
     const once = await post('resume of the plan, then other words');
     const twice = await post('Résumé of the plan: RESUME it');
     expect(seqs(await search(bus.fx.ctx, { as: bus.sam, query: 'résumé' }))).toEqual([twice, once]);
+  });
+
+  it('finds those words as FTS5 does: inside addresses and versions, in any case or accent, phrases in order, prefixes', async () => {
+    const address = await post('mail sam@example.com about v1.2.3 at https://example.org/a-b');
+    const accents = await post('Le CAFÉ naïf, Crème brûlée');
+    const find = async (query: string) => seqs(await search(bus.fx.ctx, { as: bus.sam, query }));
+    expect(await find('example')).toEqual([address]);
+    expect(await find('sam com')).toEqual([address]);
+    expect(await find('"v1 2 3"')).toEqual([address]);
+    expect(await find('"a b"')).toEqual([address]);
+    expect(await find('cafe NAIF')).toEqual([accents]);
+    expect(await find('"creme brulee"')).toEqual([accents]);
+    expect(await find('"brûlée crème"')).toEqual([]);
+    expect(await find('brû*')).toEqual([accents]);
+    expect(await find('CRÈ* caf*')).toEqual([accents]);
   });
 });
