@@ -60,7 +60,7 @@ describe('agentbus reset', () => {
     await server.close();
   });
 
-  it('says there is nothing to reset when there is no database', async () => {
+  it('says there is nothing to reset when there is no database (no file, or no bus on the server)', async () => {
     const dir = tempDir();
     prepareCliDir(dir);
     const run = await runCli(dir, ['reset']);

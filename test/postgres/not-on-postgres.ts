@@ -23,11 +23,8 @@ export const NOT_ON_POSTGRES: readonly NotOnPostgres[] = [
   { files: 'test/bus/mixed-versions.test.ts', reason: 'SQLite file only: an older agentbus release beside this one, and older releases have no postgres driver' },
   { files: 'test/search/text-search-merge.test.ts', reason: 'SQLite file only: merging FTS5 index segments (postgres keeps a GIN index)' },
   { files: 'test/reservations/guard-broken.test.ts', reason: 'SQLite file only: the guard beside a missing, foreign, damaged or locked database file (on a server: test/postgres/cli-on-server.test.ts)' },
-  { files: 'test/reservations/guard-identity.test.ts', reason: 'pending: the inbox files a server on database_url writes (its inbox monitor: test/mcp/inbox-monitor*), which tell the guard the committing harness session' },
-  { files: 'test/harness/inbox-command.test.ts', reason: 'pending: the inbox files a server on database_url writes (its inbox monitor: test/mcp/inbox-monitor*), which `agentbus inbox` reads' },
   { files: 'test/maintenance/fts-merge.test.ts', reason: 'SQLite file only: merging FTS5 index segments, and a file made before migration 0002' },
   { files: 'test/maintenance/tick-statements.test.ts', reason: 'SQLite file only: the SQLite drivers\' statement cache' },
-  { files: 'test/maintenance/concurrent.test.ts', reason: 'pending: the retention step on postgres (its FTS merge after each chunk asks SQLite\'s total_changes(), src/maintenance/fts-merge.ts) and the integrity checks in the engine\'s terms (its writer fixture opens the bus of database_url)' },
   { files: 'test/mcp/json-rpc-unopenable.test.ts', reason: 'SQLite file only: a database file the server cannot open (postgres\'s start-up failures: test/postgres/mcp-start-up.test.ts)' },
   { files: 'test/cli/backup.test.ts', reason: 'SQLite file only: `agentbus backup` copies the file (on a server it refuses and names pg_dump: test/postgres/cli-on-server.test.ts)' },
   { files: 'test/cli/restore.test.ts', reason: 'SQLite file only: `agentbus restore` puts a backup file in place (on a server it refuses and names pg_restore)' },
@@ -35,6 +32,5 @@ export const NOT_ON_POSTGRES: readonly NotOnPostgres[] = [
   { files: 'test/cli/status-file.test.ts', reason: 'SQLite file only: status before the file exists and with a driver setting that cannot open it' },
   { files: 'test/cli/doctor.test.ts', reason: 'SQLite file only: doctor\'s checks of the file, its locks and WAL (on a server: test/postgres/doctor-postgres.test.ts)' },
   { files: 'test/cli/schema-versions.test.ts', reason: 'SQLite file only: an older agent\'s file left as it is by reading commands (on a server: test/postgres/cli-on-server.test.ts)' },
-  { files: 'test/cli/reset.test.ts', reason: 'pending: `agentbus reset` on database_url (resetDatabase on postgres)' },
   { files: 'test/storage/**', reason: 'SQLite file only: a damaged, emptied, lost, full, read-only or shared database file, the WAL size limit (doctor on a server: test/postgres/doctor-postgres.test.ts)' },
 ];

@@ -33,7 +33,7 @@ export function maintenanceFor(db: Database, config: Config, clock: Clock, extra
  */
 export function indexHits(db: Database, word: string): number[] {
   if (db.capabilities.fullText === 'fts5') return ftsHits(db, word);
-  return db.all<{ seq: number }>("SELECT seq FROM messages WHERE content_tsv @@ plainto_tsquery('simple', ?) ORDER BY seq", [word]).map((r) => r.seq);
+  return db.all<{ seq: number }>("SELECT seq FROM messages WHERE content_tsv @@ agentbus_search_query(?) ORDER BY seq", [word]).map((r) => r.seq);
 }
 
 /**
@@ -43,7 +43,7 @@ export function indexHits(db: Database, word: string): number[] {
  */
 export function indexIntegrity(db: Database): void {
   if (db.capabilities.fullText === 'fts5') return ftsIntegrity(db);
-  const stale = db.get<{ n: number }>("SELECT count(*)::int AS n FROM messages WHERE content_tsv IS DISTINCT FROM to_tsvector('simple', content)")?.n;
+  const stale = db.get<{ n: number }>("SELECT count(*)::int AS n FROM messages WHERE content_tsv IS DISTINCT FROM agentbus_search_vector(content)")?.n;
   const valid = db.get<{ valid: number }>("SELECT indisvalid AS valid FROM pg_index WHERE indexrelid = 'messages_content_tsv'::regclass")?.valid;
   if (stale !== 0 || valid !== 1) throw new Error(`the text index disagrees with messages: ${stale} stale vector(s), GIN index valid: ${valid}`);
 }
@@ -81,4 +81,17 @@ export function fillPast(db: Database, bytes: number, addBatch: (added: number) 
   let added = 0;
   while (measure() <= bytes) added += addBatch(added);
   return added;
+}
+
+/**
+ * Throws when the database or its text index is damaged: SQLite's
+ * integrity_check of a file's pages (a server checks its own), then
+ * indexIntegrity.
+ */
+export function databaseIntegrity(db: Database): void {
+  if (db.capabilities.lockProtocol !== 'server') {
+    const check = db.pragma('integrity_check');
+    if (check !== 'ok') throw new Error(`integrity_check: ${String(check)}`);
+  }
+  indexIntegrity(db);
 }

@@ -94,7 +94,7 @@ export interface DriverCapabilities {
   readonly wal: boolean;
   /** The SQL spellings that differ between engines (dialect.ts). */
   readonly dialect: Dialect;
-  /** Full-text search: SQLite's FTS5 table, or PostgreSQL's tsvector (not built yet on postgres). */
+  /** Full-text search: SQLite's FTS5 table, or PostgreSQL's tsvector column (folded as unicode61 folds: sql/postgres/0014). */
   readonly fullText: 'fts5' | 'tsvector';
   /** How the database's size is measured: SQLite pages, or PostgreSQL's relation sizes. */
   readonly sizeOf: 'pages' | 'relations';

@@ -36,7 +36,7 @@ import { lostDatabaseMessage, openDatabase } from '../../../db/open/open-databas
 import { urlWithoutPassword } from '../../../db/open/postgres-url.js';
 import { liveSessions, resetDatabase } from '../../../maintenance/reset.js';
 import { databaseExists, databaseState } from '../../admin-database.js';
-import { openBusIfMade } from '../../bus-database.js';
+import { openBusDatabase } from '../../bus-database.js';
 import { commandConfig } from '../../cli-config.js';
 import { CliError } from '../../cli-error.js';
 import type { CliIo } from '../../cli-io.js';
@@ -72,15 +72,19 @@ async function resetFile(io: CliIo, config: Config, yes: boolean): Promise<numbe
   return wipe(io, await openReplacingLost(io, config), path, yes);
 }
 
-/** The bus on the server database_url names: opened (and upgraded) as a writing command opens it; a server without one has nothing to reset. */
+/** The bus on the server database_url names: looked at first (a server without one has nothing to reset, and a refusal changes nothing), then opened and upgraded as a writing command opens it. */
 async function resetServer(io: CliIo, config: Config & { readonly database_url: string }, yes: boolean): Promise<number> {
   const where = urlWithoutPassword(config.database_url);
-  refuseUnconfirmable(io, where, yes);
-  const opened = await openBusIfMade(config, io);
-  if (opened === undefined) {
+  // Loaded only here: a SQLite user's reset never loads the postgres files.
+  const { lookAtServer } = await import('../../server-database.js');
+  const look = await lookAtServer(config);
+  if (look.kind === 'open') look.db.close();
+  if (look.kind === 'none') {
     io.stdout.write(`nothing to reset: there is no bus on ${where} yet\n`);
     return 0;
   }
+  refuseUnconfirmable(io, where, yes);
+  const opened = await openBusDatabase(config, io);
   return wipe(io, opened.db, where, yes);
 }
 
