@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DbError, type DbErrorCode } from '../../src/db/contract/db-error.js';
 import { APPLICATION_ID, readFileState } from '../../src/db/storage/file-header.js';
-import { databasePath } from '../../src/db/open/open-database.js';
+import { databasePath, openDatabase } from '../../src/db/open/open-database.js';
+import type { DriverChoice } from '../../src/db/open/select-driver.js';
 import { defaultMigrationsDir, loadMigrations } from '../../src/db/open/migrations.js';
 import { expectError } from '../support/expect-error.js';
 import { fixturePath, runFixture } from '../support/child-process.js';
@@ -109,6 +110,14 @@ describe('opening, creating and migrating', () => {
     writeFileSync(join(sql, '0002_counter.sql'), 'CREATE TABLE counter (x INTEGER);\n');
     await expectRefused(openTestDatabase(dir, { migrationsDir: sql }), 'migration_edited');
     expect(fingerprint(dir)).toBe(before);
+  });
+
+  it('refuses a driver name it does not know (postgres included: that bus opens through database_url), creating nothing', async () => {
+    const dir = tempDir();
+    for (const driver of ['postgres', 'sqlite', '']) {
+      await expect(openDatabase({ dataDir: dir, driver: driver as DriverChoice })).rejects.toThrow(TypeError);
+    }
+    expect(existsSync(databasePath(dir))).toBe(false);
   });
 
   it('refuses a file that is not SQLite, and a SQLite file that is not agentbus, untouched', async () => {

@@ -400,6 +400,7 @@ function backupBeforeUpgrade(db: Database, dataDir: string, fromVersion: number,
  * migration) is left byte-identical.
  */
 export async function openDatabase(options: OpenDatabaseOptions): Promise<OpenedDatabase> {
+  refuseUnknownDriver(options.driver);
   const dataDir = prepareDataDir(options.dataDir);
   refuseUnsupportedFileSystem(dataDir);
   try {
@@ -408,6 +409,16 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Opened
     // ENOSPC, EACCES, EROFS from a file the set-up lock or SQLite touches: say which and what to do.
     throw withNextStep(storageError(error, dataDir), dataDir);
   }
+}
+
+/**
+ * An argument check for callers that bypass the config's validation (scripts,
+ * fixtures): any other name would otherwise fall through to a file driver,
+ * and a bus meant for a server would silently be a file.
+ */
+function refuseUnknownDriver(driver: string): void {
+  if (driver === 'auto' || Object.values(DRIVER_FOR_PROTOCOL).includes(driver as DriverName)) return;
+  throw new TypeError(`openDatabase: driver must be auto, native or wasm, not ${JSON.stringify(driver)}; a bus on a PostgreSQL server opens through database_url (open-postgres.ts)`);
 }
 
 /** SQLite's own words for a damaged file or an I/O failure at open, plus what a person should do next. */
