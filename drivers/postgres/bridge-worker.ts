@@ -136,8 +136,11 @@ async function handle(request: Exclude<BridgeRequest, { kind: 'abandon' | 'liste
     if (failure.code === 'unavailable' && failure.sqlState === undefined && client === running) drop();
     // Text that opened a transaction and failed inside it (the dialect's beginWrite waiting past
     // lock_timeout) leaves none open, as a failed BEGIN IMMEDIATE does in SQLite: an aborted
-    // PostgreSQL transaction could only be rolled back anyway.
-    if (request.kind === 'exec' && before === 'I' && client !== undefined && client === running && running.getTransactionStatus() === 'E') {
+    // PostgreSQL transaction could only be rolled back anyway. Not asked of getTransactionStatus():
+    // pg rejects at the ErrorResponse, and the ReadyForQuery that says 'E' may come in a later
+    // packet (seen under load), so the status here can still be the one before. A ROLLBACK with
+    // no transaction open is only a warning, and pg runs it after that ReadyForQuery.
+    if (request.kind === 'exec' && before === 'I' && failure.sqlState !== undefined && client !== undefined && client === running) {
       await running.query('ROLLBACK').catch(() => undefined);
     }
     const txStatus = client !== undefined && client === running ? (running.getTransactionStatus() ?? 'I') : 'I';
