@@ -169,8 +169,11 @@ describe('agentbus inbox', () => {
       expect(theirs.stdout).toContain('For Zoe');
       expect(theirs.stdout).not.toContain('Kim');
     } finally {
+      // Its stdin closed, the stand-in harness closes its server and waits for it, so nothing writes
+      // into dir once it has exited (killing it at once left the server writing while dir was removed).
       other.stdin.end();
-      other.kill();
+      if (other.exitCode === null) await Promise.race([once(other, 'exit'), new Promise((r) => setTimeout(r, 10_000))]);
+      if (other.exitCode === null) other.kill();
     }
   });
 
