@@ -14,6 +14,11 @@ async function consoleWithBus(): Promise<WebConsole> {
   return startWeb(dir);
 }
 
+/** `token` with its last character changed (to x, or to y when it ends in x: one token in 64 does). */
+function wrongToken(token: string): string {
+  return `${token.slice(0, -1)}${token.endsWith('x') ? 'y' : 'x'}`;
+}
+
 const PATHS = ['/', '/app.js', '/app.css', '/favicon.svg', '/api/state', '/api/messages', '/api/memories', '/api/search?q=hello', '/events'];
 
 describe('agentbus web: the security rules', () => {
@@ -24,7 +29,7 @@ describe('agentbus web: the security rules', () => {
       expect(missing.status, path).toBe(403);
       expect(JSON.parse(missing.body).error.message).toMatch(/missing or wrong token/);
       const sep = path.includes('?') ? '&' : '?';
-      const wrong = await rawRequest(web.port, `${path}${sep}token=${web.token.slice(0, -1)}x`, { streamMs: 300 });
+      const wrong = await rawRequest(web.port, `${path}${sep}token=${wrongToken(web.token)}`, { streamMs: 300 });
       expect(wrong.status, path).toBe(403);
       const wrongHeader = await rawRequest(web.port, path, { headers: { 'X-Agentbus-Token': 'nope' }, streamMs: 300 });
       expect(wrongHeader.status, path).toBe(403);
