@@ -33,17 +33,13 @@ export type ServerLook =
 
 type ServerSettings = Pick<Config, 'database_url' | 'databaseUrlKey' | 'database_password_file' | 'database_password_env'> & { readonly database_url: string };
 
-function urlOf(config: ServerSettings): string {
-  return connectionUrl({ ...config });
-}
-
 /**
  * Connects and compares the schema without writing; the connection serves
  * the command when the schema is current, else it is closed. Throws DbError
  * (cantopen for a bad URL, unavailable, permission, schema_newer, ...).
  */
 export async function lookAtServer(config: ServerSettings): Promise<ServerLook> {
-  const db = await connectPostgres({ url: urlOf(config) });
+  const db = await connectPostgres({ url: connectionUrl(config) });
   const place: ServerPlace = { where: db.path, driver: db.capabilities.name, protocol: db.capabilities.lockProtocol };
   let schema: SchemaComparison;
   try {
@@ -69,5 +65,5 @@ export async function upgradedServerDatabase(config: ServerSettings, io: CliIo):
  * lock wait and on one call, so a hook never hangs on a lost server.
  */
 export async function connectServerBus(config: ServerSettings, bounds: { readonly busyTimeoutMs: number; readonly deadlineMs: number }): Promise<Database<DriverCapabilities>> {
-  return connectPostgres({ url: urlOf(config), ...bounds });
+  return connectPostgres({ url: connectionUrl(config), ...bounds });
 }

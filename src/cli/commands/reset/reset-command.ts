@@ -36,7 +36,6 @@ import { lostDatabaseMessage, openDatabase } from '../../../db/open/open-databas
 import { urlWithoutPassword } from '../../../db/open/postgres-url.js';
 import { liveSessions, resetDatabase } from '../../../maintenance/reset.js';
 import { databaseExists, databaseState } from '../../admin-database.js';
-import { openBusDatabase } from '../../bus-database.js';
 import { commandConfig } from '../../cli-config.js';
 import { CliError } from '../../cli-error.js';
 import type { CliIo } from '../../cli-io.js';
@@ -76,16 +75,21 @@ async function resetFile(io: CliIo, config: Config, yes: boolean): Promise<numbe
 async function resetServer(io: CliIo, config: Config & { readonly database_url: string }, yes: boolean): Promise<number> {
   const where = urlWithoutPassword(config.database_url);
   // Loaded only here: a SQLite user's reset never loads the postgres files.
-  const { lookAtServer } = await import('../../server-database.js');
+  const { lookAtServer, upgradedServerDatabase } = await import('../../server-database.js');
   const look = await lookAtServer(config);
-  if (look.kind === 'open') look.db.close();
   if (look.kind === 'none') {
     io.stdout.write(`nothing to reset: there is no bus on ${where} yet\n`);
     return 0;
   }
-  refuseUnconfirmable(io, where, yes);
-  const opened = await openBusDatabase(config, io);
-  return wipe(io, opened.db, where, yes);
+  try {
+    refuseUnconfirmable(io, where, yes);
+  } catch (error) {
+    if (look.kind === 'open') look.db.close();
+    throw error;
+  }
+  // The look's connection serves a current schema; an older one is upgraded first, as any writing command does.
+  const db = look.kind === 'open' ? look.db : (await upgradedServerDatabase(config, io)).db;
+  return wipe(io, db, where, yes);
 }
 
 /** Warns about live sessions, asks unless `yes`, wipes and reports; closes `db`. */
