@@ -232,7 +232,9 @@ describe('change waiter', () => {
     // rings after the commit (a NOTIFY is delivered at it), so with a poll far beyond the test,
     // every wake must find its message.
     const bus = await createBus({ receive_max_wait_seconds: 60 });
-    const b = await bus.process('B');
+    // The system clock throughout: a missed wake must end at the receive's deadline, not hang the
+    // test, and a subscription made on the test clock's fixed date would read as expired by now.
+    const b = { ...(await bus.process('B')), clock: systemClock };
     register(b, { name: 'Kim' });
     subscribe(b, { as: 'Kim', channel: 'general' });
     const child = spawn(process.execPath, [fixturePath('send-child.js'), bus.dir, 'Ann', 'general', 'bell'], {
@@ -261,8 +263,7 @@ describe('change waiter', () => {
       }
       let token: string | null = null;
       for (let i = 0; i < 40; i++) {
-        // The system clock: a missed wake must end at the receive's deadline, not hang the test.
-        const waiting = receive({ ...b, clock: systemClock }, { as: 'Kim', wait_seconds: 5, ...(token === null ? {} : { ack: token }) }, { waiter });
+        const waiting = receive(b, { as: 'Kim', wait_seconds: 5, ...(token === null ? {} : { ack: token }) }, { waiter });
         child.stdin.write(`m${i}\n`);
         const result = await waiting;
         expect(result.messages.map((m) => m.content)).toEqual([`m${i}`]);
