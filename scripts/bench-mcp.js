@@ -3,8 +3,9 @@
 //   send round trips/s through one server (sequential tools/call send), with the reader draining
 //   afterwards and again while another server receives live (long-poll receive + ack)
 //   cross-process send-to-receive latency: B long-polls receive, A sends; p50/p99
-//   npm run bench:mcp -- [--sends 2000] [--latency 200]
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+//   npm run bench:mcp -- [--sends 2000] [--latency 200] [--drivers native,wasm]
+// It also reports the CPU each server used per message while the reader was live (from /proc).
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -27,13 +28,25 @@ async function start(dir, driver) {
   });
   const client = new Client({ name: 'bench', version: '0' });
   await client.connect(transport);
+  const pid = transport.pid;
   const call = async (name, a) => {
     const r = await client.callTool({ name, arguments: a });
     if (r.isError) throw new Error(`${name}: ${JSON.stringify(r.structuredContent)}`);
     return r.structuredContent;
   };
-  return { client, call };
+  return { client, call, cpuMs: () => serverCpuMs(pid) };
 }
+
+/** User + system CPU of a server process so far, in ms (from /proc: the load of other processes moves it far less than wall time). */
+function serverCpuMs(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return NaN;
+  }
+}
+const CLOCK_TICKS = 100;
 
 const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -83,8 +96,12 @@ async function benchDriver(driver) {
       }
     })();
     t = performance.now();
+    const cpuBefore = [a.cpuMs(), b.cpuMs()];
     for (let i = 0; i < SENDS; i++) await a.call('send', { as: 'A', channel: 'bench', content: `live ${i}` });
     const liveSendsPerSecond = Math.round((SENDS / (performance.now() - t)) * 1000);
+    // CPU per message while both run: the sender's server, and the reader's (wake, look, receive, ack).
+    const senderCpuUs = Math.round(((a.cpuMs() - cpuBefore[0]) * 1000) / SENDS);
+    const readerCpuUs = Math.round(((b.cpuMs() - cpuBefore[1]) * 1000) / SENDS);
     sending = false;
     await reader;
     if (receivedLive + (await drain()) !== SENDS) throw new Error(`the live reader lost messages: ${receivedLive} received live`);
@@ -102,7 +119,7 @@ async function benchDriver(driver) {
     }
     await a.client.close();
     await b.client.close();
-    return { sendsPerSecond, liveSendsPerSecond, receivedLive, liveReceives, p50: pct(latencies, 50), p99: pct(latencies, 99) };
+    return { sendsPerSecond, liveSendsPerSecond, receivedLive, liveReceives, senderCpuUs, readerCpuUs, p50: pct(latencies, 50), p99: pct(latencies, 99) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -110,7 +127,7 @@ async function benchDriver(driver) {
 
 console.log(`Node ${process.version}; ${SENDS} sends, ${LATENCY} latency samples`);
 const results = {};
-for (const driver of ['native', 'wasm']) {
+for (const driver of flag('drivers', 'native,wasm').split(',')) {
   const ok = await loadDriver(driver);
   if (!ok.ok) {
     console.log(`${driver}: skipped (${ok.reason})`);
@@ -120,7 +137,8 @@ for (const driver of ['native', 'wasm']) {
   results[driver] = r;
   console.log(
     `${driver.padEnd(7)} send round trips ${r.sendsPerSecond}/s (reader after), ${r.liveSendsPerSecond}/s beside a live reader ` +
-      `(live/after ${(r.liveSendsPerSecond / r.sendsPerSecond).toFixed(2)}, ${r.receivedLive} received live in ${r.liveReceives} receives)   ` +
+      `(live/after ${(r.liveSendsPerSecond / r.sendsPerSecond).toFixed(2)}, ${r.receivedLive} received live in ${r.liveReceives} receives; ` +
+      `CPU per message: sender's server ${r.senderCpuUs} µs, reader's ${r.readerCpuUs} µs)   ` +
       `send->receive latency p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms`,
   );
 }

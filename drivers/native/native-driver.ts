@@ -21,6 +21,7 @@ import { DbError, dbErrorCodeFromSqlite } from '../../src/db/contract/db-error.j
 import { runResult } from '../../src/db/contract/run-result.js';
 import { isBlankSql, noStatement, scanParameters, secondStatement } from '../../src/db/contract/sql-scan.js';
 import { checkValue, StatementParameters, unsafeIntegerError } from '../../src/db/contract/statement-parameters.js';
+import { execPolicy, statementPolicy, waitingOnLocks, type LockWaitHost, type WaitPolicy } from './lock-wait.js';
 
 type SqliteModule = typeof import('node:sqlite');
 
@@ -95,12 +96,14 @@ class NativeStatement implements Statement {
   readonly #conn: NativeConnection;
   readonly #sql: string;
   readonly #returnsRows: boolean;
+  readonly #waits: WaitPolicy;
   #parameters: StatementParameters | undefined;
 
   constructor(stmt: StatementSync, sql: string, conn: NativeConnection) {
     this.#stmt = stmt;
     this.#sql = sql;
     this.#conn = conn;
+    this.#waits = statementPolicy(sql);
     // node:sqlite's run() steps only once when the statement yields a row, and
     // some pragmas (incremental_vacuum) yield column-less rows: one step frees
     // one page. Those statements are stepped to the end through all().
@@ -141,13 +144,15 @@ class NativeStatement implements Statement {
         // Rows are discarded unread: an integer beyond 2^53 in them must not throw.
         stmt.setReadBigInts(true);
         try {
-          (stmt.all as (...a: unknown[]) => unknown[])(...args);
+          this.#conn.waiting(this.#waits, () => (stmt.all as (...a: unknown[]) => unknown[])(...args));
         } finally {
           stmt.setReadBigInts(false);
         }
         return this.#conn.lastChange();
       }
-      const r = (stmt.run as (...a: unknown[]) => { changes: number | bigint; lastInsertRowid: number | bigint })(...args);
+      const r = this.#conn.waiting(this.#waits, () =>
+        (stmt.run as (...a: unknown[]) => { changes: number | bigint; lastInsertRowid: number | bigint })(...args),
+      );
       return runResult(Number(r.changes), r.lastInsertRowid);
     } catch (error) {
       throw toDbError(error);
@@ -158,7 +163,7 @@ class NativeStatement implements Statement {
     const stmt = this.#live();
     const args = this.#args(params);
     try {
-      const row = (stmt.get as (...a: unknown[]) => unknown)(...args);
+      const row = this.#conn.waiting(this.#waits, () => (stmt.get as (...a: unknown[]) => unknown)(...args));
       return row === undefined ? undefined : (normalizeRow(row) as T);
     } catch (error) {
       throw toDbError(error);
@@ -169,7 +174,7 @@ class NativeStatement implements Statement {
     const stmt = this.#live();
     const args = this.#args(params);
     try {
-      const rows = (stmt.all as (...a: unknown[]) => unknown[])(...args);
+      const rows = this.#conn.waiting(this.#waits, () => (stmt.all as (...a: unknown[]) => unknown[])(...args));
       return rows.map((r) => normalizeRow(r) as T);
     } catch (error) {
       throw toDbError(error);
@@ -191,14 +196,21 @@ class NativeConnection implements Connection {
   #db: DatabaseSync | undefined;
   readonly #statements = new Set<NativeStatement>();
   #changes: StatementSync | undefined;
+  /** How refused calls wait (lock-wait.ts): SQLite's own timeout stays 0 but where its handler is wanted. */
+  readonly #locks: LockWaitHost;
 
   /** Present when this Node's node:sqlite has backup(): the contract's optional stepped copy. */
   readonly copyTo?: (path: string, onStep: (copiedPages: number, totalPages: number) => void) => Promise<void>;
 
-  constructor(db: DatabaseSync, path: string, capabilities: SqliteCapabilities, sqlite?: SqliteModule) {
+  constructor(db: DatabaseSync, path: string, capabilities: SqliteCapabilities, busyTimeoutMs: number, sqlite?: SqliteModule) {
     this.#db = db;
     this.path = path;
     this.capabilities = capabilities;
+    this.#locks = {
+      busyTimeoutMs,
+      inTransaction: () => this.inTransaction,
+      underSqliteHandler: (call) => this.#underSqliteHandler(busyTimeoutMs, call),
+    };
     const backup = sqlite?.backup;
     if (sqlite !== undefined && typeof backup === 'function') {
       this.copyTo = (target, onStep) => this.#copyTo(sqlite, backup, target, onStep);
@@ -239,6 +251,21 @@ class NativeConnection implements Connection {
     return this.#db;
   }
 
+  /** Runs an engine call, waiting out other connections' locks under `policy` (lock-wait.ts); errors come out unconverted. */
+  waiting<T>(policy: WaitPolicy, call: () => T): T {
+    return waitingOnLocks(this.#locks, policy, call);
+  }
+
+  #underSqliteHandler<T>(busyTimeoutMs: number, call: () => T): T {
+    const db = this.#live();
+    db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.trunc(busyTimeoutMs))}`);
+    try {
+      return call();
+    } finally {
+      db.exec('PRAGMA busy_timeout = 0');
+    }
+  }
+
   get inTransaction(): boolean {
     const db = this.#live();
     const known = (db as { isTransaction?: unknown }).isTransaction;
@@ -256,7 +283,7 @@ class NativeConnection implements Connection {
       throw new DbError('bind', 'exec() binds no values but the SQL has a parameter: run that statement through prepare()');
     }
     try {
-      db.exec(sql);
+      this.waiting(execPolicy(sql), () => db.exec(sql));
     } catch (error) {
       throw toDbError(error);
     }
@@ -277,7 +304,8 @@ class NativeConnection implements Connection {
     if (isBlankSql(sql)) throw noStatement();
     let stmt: StatementSync;
     try {
-      stmt = db.prepare(sql);
+      // Preparing reads the schema, which may wait on a lock like any read.
+      stmt = this.waiting('retry', () => db.prepare(sql));
     } catch (error) {
       throw toDbError(error);
     }
@@ -372,14 +400,15 @@ export async function loadNativeDriver(): Promise<DriverLoadResult> {
       let db: DatabaseSync;
       try {
         db = new sqlite.DatabaseSync(path, {
-          timeout: options.busyTimeoutMs,
+          // Locks are waited for in lock-wait.ts, which hands SQLite its own timeout only where it should wait itself.
+          timeout: 0,
           enableForeignKeyConstraints: true,
           enableDoubleQuotedStringLiterals: false,
         });
       } catch (error) {
         throw toDbError(error);
       }
-      return new NativeConnection(db, path, capabilities, sqlite);
+      return new NativeConnection(db, path, capabilities, options.busyTimeoutMs, sqlite);
     },
   };
   return { ok: true, driver };

@@ -148,4 +148,35 @@ describe('transactions', () => {
     expect(db.all('SELECT tag FROM t ORDER BY id')).toEqual([{ tag: 'holder' }, { tag: 'waiter' }]);
     db.close();
   });
+
+  // The native driver waits for locks itself where a refused call can be made again, and leaves
+  // the rest to SQLite's handler (drivers/native/lock-wait.ts): each kind of call meets a held
+  // write lock once, and what it writes is applied exactly once.
+  it('each kind of call that meets another process\'s write lock waits for it and applies once', async () => {
+    const dir = tempDir();
+    const { db } = await openTestDatabase(dir);
+    db.exec('CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, tag TEXT NOT NULL, n INTEGER NOT NULL)');
+    const calls: Array<[string, () => unknown]> = [
+      ['begin', () => db.transaction(() => db.run("INSERT INTO t (tag, n) VALUES ('begin', 1)"))],
+      ['autocommit', () => db.run("INSERT INTO t (tag, n) VALUES ('autocommit', 1)")],
+      ['two statements', () => db.exec("INSERT INTO t (tag, n) VALUES ('first', 1); INSERT INTO t (tag, n) VALUES ('second', 1)")],
+      // A checkpoint waits inside SQLite and reports in its row whether it finished.
+      ['checkpoint', () => expect(db.get('PRAGMA wal_checkpoint(TRUNCATE)')).toMatchObject({ busy: 0 })],
+    ];
+    for (const [, call] of calls) {
+      const holder = startFixture('db-child.js', ['hold', dir, '150']);
+      await waitForLine(holder, 'locked');
+      call();
+      const result = await waitForExit(holder);
+      expect(result.code, result.stderr).toBe(0);
+    }
+    expect(db.all("SELECT tag, count(*) AS n FROM t WHERE tag != 'holder' GROUP BY tag ORDER BY tag")).toEqual([
+      { tag: 'autocommit', n: 1 },
+      { tag: 'begin', n: 1 },
+      { tag: 'first', n: 1 },
+      { tag: 'second', n: 1 },
+    ]);
+    expect(db.get("SELECT count(*) AS n FROM t WHERE tag = 'holder'")).toEqual({ n: 4 });
+    db.close();
+  });
 });
