@@ -8,6 +8,11 @@
  * call (the server calls refresh before the result goes out), when a
  * coalesced push falls due, and on a one-second poll as the floor. A look is
  * one read transaction; the file is rewritten only when its content changes.
+ * Hints within HINT_LOOK_GAP_MS of the last look are answered by one look
+ * when that gap is over: on a busy bus every commit hints every server (the
+ * sender's own commit its own server too, right after the look of its tool
+ * call), and a look per commit per server was a third of a reader's work
+ * beside a live sender (docs/performance.md, "The bus through MCP").
  * After a tool call it is rewritten at once: a hook runs right after the call
  * and must not report what the call delivered. Other changes are written at
  * most once per INBOX_WRITE_INTERVAL_MS, the newest content last, and wait
@@ -39,6 +44,13 @@ export const INBOX_POLL_MS = 1000;
 export const INBOX_WRITE_INTERVAL_MS = 250;
 /** At most one channel event per subscription in this interval (direct messages are not held by it). */
 export const PUSH_INTERVAL_MS = 2000;
+/**
+ * Hint-driven looks start at least this far apart (the first after a quiet
+ * spell at once): a channel event or file write waits at most this much
+ * longer, far inside their aims, and every hint is still answered by a look
+ * that starts after it.
+ */
+export const HINT_LOOK_GAP_MS = 5;
 /** A failing look is logged at most this often. */
 const FAILURE_LOG_INTERVAL_MS = 60_000;
 
@@ -172,6 +184,8 @@ export function createInboxMonitor(options: InboxMonitorOptions): InboxMonitor {
   let closed = false;
   let scheduled = false;
   let dueTimer: NodeJS.Timeout | undefined;
+  let hintTimer: NodeJS.Timeout | undefined;
+  let lastLookAt = -Infinity;
   let looks = 0;
 
   /** Looks again when a coalesced push falls due (monotonic ms). */
@@ -195,6 +209,7 @@ export function createInboxMonitor(options: InboxMonitorOptions): InboxMonitor {
     let names: NameState[];
     try {
       looks++;
+      lastLookAt = ctx.clock.monotonic();
       names = readNames(ctx);
     } catch (error) {
       // Busy, reset or damaged: the next look tries again; the old file stays (a hint, never a receipt).
@@ -207,14 +222,24 @@ export function createInboxMonitor(options: InboxMonitorOptions): InboxMonitor {
     if (pusher !== undefined) lookAt(pusher.pushFrom(names));
   };
 
-  // Hints can arrive in bursts (several rings, from several processes): one look per turn of the event loop.
+  // Hints can arrive in bursts (several rings, from several processes): one look per turn of the
+  // event loop, and none sooner than HINT_LOOK_GAP_MS after the last look; the look that answers
+  // starts after every hint it answers.
   const onHint = (): void => {
     if (scheduled || closed) return;
     scheduled = true;
-    setImmediate(() => {
+    const answer = (): void => {
       scheduled = false;
+      hintTimer = undefined;
       look(false);
-    });
+    };
+    const wait = lastLookAt + HINT_LOOK_GAP_MS - ctx.clock.monotonic();
+    if (wait <= 0) {
+      setImmediate(answer);
+      return;
+    }
+    hintTimer = setTimeout(answer, wait);
+    hintTimer.unref();
   };
   const stopListening = options.feed.onChange(onHint);
   const nameBells = nameBellListener(options.feed, onHint);
@@ -229,6 +254,7 @@ export function createInboxMonitor(options: InboxMonitorOptions): InboxMonitor {
     nameBells.close();
     clearInterval(poll);
     if (dueTimer !== undefined) clearTimeout(dueTimer);
+    if (hintTimer !== undefined) clearTimeout(hintTimer);
     writer?.close();
   };
 
