@@ -30,6 +30,7 @@ export const POSTGRES_DIALECT: Dialect = {
   lastSeq: "SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS seq FROM messages_seq_seq",
   greatest: 'GREATEST',
   least: 'LEAST',
+  limit: 'LIMIT ?',
   columnExists: 'SELECT 1 AS present FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ? AND column_name = ?',
   // PostgreSQL keeps statistics (autovacuum's ANALYZE) and has no index hints.
   indexedBy: () => '',

@@ -57,7 +57,7 @@ export function selectDirect(db: Database, addressee: string, selection: DirectS
   return db.all<DirectRow>(
     `SELECT ${MESSAGE_COLUMNS}, d.pending_token AS direct_token
        FROM direct_recipients d ${byState(db)} JOIN messages m ON m.seq = d.seq
-      WHERE d.addressee = ? AND ${filter.sql} ORDER BY d.seq LIMIT ?`,
+      WHERE d.addressee = ? AND ${filter.sql} ORDER BY d.seq ${db.capabilities.dialect.limit}`,
     [addressee, ...filter.params, limit],
   );
 }

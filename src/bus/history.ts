@@ -91,11 +91,11 @@ export function history(ctx: BusContext, rawInput: unknown): HistoryResult {
     const forward = input.after !== undefined;
     const rows = forward
       ? ctx.db.all<MessageRow>(
-          `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE ${which.sql} AND m.seq > ? AND m.tombstone = 0 ORDER BY m.seq LIMIT ?`,
+          `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE ${which.sql} AND m.seq > ? AND m.tombstone = 0 ORDER BY m.seq ${ctx.db.capabilities.dialect.limit}`,
           [...which.params, input.after!, count + 1],
         )
       : ctx.db.all<MessageRow>(
-          `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE ${which.sql} AND m.seq < ? AND m.tombstone = 0 ORDER BY m.seq DESC LIMIT ?`,
+          `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE ${which.sql} AND m.seq < ? AND m.tombstone = 0 ORDER BY m.seq DESC ${ctx.db.capabilities.dialect.limit}`,
           [...which.params, input.before ?? Number.MAX_SAFE_INTEGER, count + 1],
         );
     // Rows are in reading order away from the anchor; fit from the anchor outwards.

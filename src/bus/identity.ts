@@ -262,7 +262,7 @@ export function discover(ctx: BusContext, rawInput: unknown): DiscoverResult {
     const live = new Set(rows.map((r) => r.sender));
     // Fetched past the cap by the live names, which the filter drops.
     const offline = ctx.db
-      .all<{ name: string }>('SELECT name FROM known_names ORDER BY name LIMIT ?', [DISCOVER_OFFLINE_MAX + 1 + live.size])
+      .all<{ name: string }>(`SELECT name FROM known_names ORDER BY name ${ctx.db.capabilities.dialect.limit}`, [DISCOVER_OFFLINE_MAX + 1 + live.size])
       .map((r) => r.name)
       .filter((name) => !live.has(name));
     return {

@@ -17,7 +17,7 @@ export function listMemories(ctx: BusContext, options: { channel?: string; limit
     const where = options.channel === undefined ? '' : 'AND m.channel = ?';
     const params = options.channel === undefined ? [options.limit] : [options.channel, options.limit];
     return ctx.db
-      .all<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.memory_id IS NOT NULL AND m.tombstone = 0 ${where} ORDER BY m.seq DESC LIMIT ?`, params)
+      .all<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.memory_id IS NOT NULL AND m.tombstone = 0 ${where} ORDER BY m.seq DESC ${ctx.db.capabilities.dialect.limit}`, params)
       .map(toMessage);
   });
 }

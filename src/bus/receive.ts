@@ -462,7 +462,7 @@ function loadSubscriptions(ctx: BusContext, sender: string, channels: readonly s
 // One row past `count` per channel tells `pick` whether the batch was cut short.
 function selectRows(ctx: BusContext, sub: SubRow, request: Request, upTo: number | null): MessageRow[] {
   const rule = deliverableAfter(sub.channel, sub.cursor_seq, request.sender, { includeOwn: request.includeOwn, upTo: upTo ?? undefined });
-  return ctx.db.all<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE ${rule.sql} ORDER BY m.seq LIMIT ?`, [...rule.params, request.count + 1]);
+  return ctx.db.all<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE ${rule.sql} ORDER BY m.seq ${ctx.db.capabilities.dialect.limit}`, [...rule.params, request.count + 1]);
 }
 
 function pick(rows: MessageRow[], request: Request): { messages: Message[]; truncated: boolean } {

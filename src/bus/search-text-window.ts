@@ -145,7 +145,7 @@ function matches(ctx: BusContext): string {
  */
 function newestMatches(ctx: BusContext, match: string, f: FilterClause, bound: number, size: number): ScoredInput[] {
   const order = TEXT_MATCH[ctx.db.capabilities.fullText].newestFirst;
-  return ctx.db.all<ScoredInput>(`${matches(ctx)}${f.where} ORDER BY ${order} LIMIT ?`, [match, 0, bound, ...f.params, size]);
+  return ctx.db.all<ScoredInput>(`${matches(ctx)}${f.where} ORDER BY ${order} ${ctx.db.capabilities.dialect.limit}`, [match, 0, bound, ...f.params, size]);
 }
 
 /** The newest `size` matches below `bound` (or all when fewer), newest first, read in seq ranges walking down (module comment). */

@@ -144,7 +144,7 @@ function pendingRows(ctx: EmbeddingContext, state: PassState, model: string): Pe
     `SELECT m.seq AS seq, m.content AS content FROM messages m
      WHERE m.memory_id IS NOT NULL AND m.tombstone = 0
        AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.seq = m.seq AND e.model = ?)
-     ORDER BY m.seq LIMIT ?`,
+     ORDER BY m.seq ${ctx.db.capabilities.dialect.limit}`,
     [model, EMBEDDING_BATCH_SIZE + state.rejected.size],
   );
   return rows.filter((r) => !state.rejected.has(r.seq)).slice(0, EMBEDDING_BATCH_SIZE);

@@ -67,7 +67,7 @@ export function capacityChunk(db: Database): (limit: number) => number {
   let afterSeq = 0;
   return (limit) => {
     const rows = db.all<EvictableRow>(
-      'SELECT seq, channel FROM messages WHERE seq > ? AND memory_id IS NULL ORDER BY seq LIMIT ?',
+      `SELECT seq, channel FROM messages WHERE seq > ? AND memory_id IS NULL ORDER BY seq ${db.capabilities.dialect.limit}`,
       [afterSeq, limit],
     );
     const last = rows.at(-1);

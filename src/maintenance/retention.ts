@@ -18,7 +18,7 @@ export function retentionChunk(db: Database, now: number, retentionHours: number
     const rows = db.all<EvictableRow & { created_at: number }>(
       `SELECT seq, channel, created_at FROM messages
        WHERE created_at >= ? AND created_at < ? AND memory_id IS NULL AND NOT (created_at = ? AND seq <= ?)
-       ORDER BY created_at, seq LIMIT ?`,
+       ORDER BY created_at, seq ${db.capabilities.dialect.limit}`,
       [afterCreated, cutoff, afterCreated, afterSeq, limit],
     );
     const last = rows.at(-1);

@@ -29,7 +29,7 @@ export interface StepObserver {
 export function deleteStaleSessions(db: Database, by: StepObserver, limit: number): number {
   const judge = observer(by.clock, by.owner);
   let deleted = db.run(
-    'DELETE FROM session_sightings WHERE (sender, clock_domain) IN (SELECT sender, clock_domain FROM session_sightings WHERE sender NOT IN (SELECT sender FROM sessions) LIMIT ?)',
+    `DELETE FROM session_sightings WHERE (sender, clock_domain) IN (SELECT sender, clock_domain FROM session_sightings WHERE sender NOT IN (SELECT sender FROM sessions) ${db.capabilities.dialect.limit})`,
     [limit],
   ).changes;
   // Sessions are one per running agent: a few dozen, so judging each is cheap.
@@ -56,7 +56,7 @@ export function deleteExpiredReceipts(db: Database, by: StepObserver, retentionM
   // Three ranges of the (clock_domain, created_mono) index, not a scan of every receipt.
   const adopted = db.run(
     `UPDATE receipts SET clock_domain = ?, created_mono = ?
-      WHERE (sender, key) IN (SELECT sender, key FROM receipts WHERE clock_domain IS NULL OR clock_domain < ? OR clock_domain > ? LIMIT ?)`,
+      WHERE (sender, key) IN (SELECT sender, key FROM receipts WHERE clock_domain IS NULL OR clock_domain < ? OR clock_domain > ? ${db.capabilities.dialect.limit})`,
     [scope, mono, scope, scope, limit],
   ).changes;
   if (adopted >= limit) return adopted;
@@ -64,7 +64,7 @@ export function deleteExpiredReceipts(db: Database, by: StepObserver, retentionM
     adopted +
     db.run(
       `DELETE FROM receipts WHERE (sender, key) IN
-        (SELECT sender, key FROM receipts WHERE clock_domain = ? AND created_mono <= ? LIMIT ?)`,
+        (SELECT sender, key FROM receipts WHERE clock_domain = ? AND created_mono <= ? ${db.capabilities.dialect.limit})`,
       [scope, mono - retentionMs, limit - adopted],
     ).changes
   );
@@ -79,11 +79,11 @@ export function deleteExpiredReceipts(db: Database, by: StepObserver, retentionM
 export function deleteIdleSubscriptions(db: Database, now: number, cursorIdleHours: number, limit: number): number {
   const idleBefore = now - cursorIdleHours * 3_600_000;
   const purged = db.run(
-    'DELETE FROM expired_subscriptions WHERE (sender, channel) IN (SELECT sender, channel FROM expired_subscriptions WHERE expired_at < ? LIMIT ?)',
+    `DELETE FROM expired_subscriptions WHERE (sender, channel) IN (SELECT sender, channel FROM expired_subscriptions WHERE expired_at < ? ${db.capabilities.dialect.limit})`,
     [idleBefore, limit],
   ).changes;
   if (purged >= limit) return purged;
-  const idle = db.all<{ sender: string; channel: string }>('SELECT sender, channel FROM subscriptions WHERE last_activity < ? LIMIT ?', [
+  const idle = db.all<{ sender: string; channel: string }>(`SELECT sender, channel FROM subscriptions WHERE last_activity < ? ${db.capabilities.dialect.limit}`, [
     idleBefore,
     limit - purged,
   ]);

@@ -9,7 +9,7 @@ import type { Database } from '../db/contract/database.js';
 /** Deletes up to `limit` revisions tombstoned before `now - tombstoneMinHours`; call inside a transaction. */
 export function purgeTombstones(db: Database, now: number, tombstoneMinHours: number, limit: number): number {
   const rows = db.all<{ seq: number }>(
-    'SELECT seq FROM messages WHERE tombstone_at IS NOT NULL AND tombstone_at < ? AND tombstone = 1 ORDER BY tombstone_at LIMIT ?',
+    `SELECT seq FROM messages WHERE tombstone_at IS NOT NULL AND tombstone_at < ? AND tombstone = 1 ORDER BY tombstone_at ${db.capabilities.dialect.limit}`,
     [now - tombstoneMinHours * 3_600_000, limit],
   );
   for (const row of rows) db.run('DELETE FROM messages WHERE seq = ?', [row.seq]);

@@ -135,7 +135,7 @@ function messagesPage(url: URL, bus: WebBus): unknown {
   const where = direct ? directCondition(between) : channel === undefined ? { sql: 'TRUE', params: [] } : { sql: 'm.channel = ?', params: [channel] };
   return bus.db.read(() => {
     const rows = bus.db.all<MessageRow>(
-      `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.tombstone = 0 AND m.seq < ? AND ${where.sql} ORDER BY m.seq DESC LIMIT ?`,
+      `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.tombstone = 0 AND m.seq < ? AND ${where.sql} ORDER BY m.seq DESC ${bus.db.capabilities.dialect.limit}`,
       [before, ...where.params, limit + 1],
     );
     return { messages: withReadStates(bus.db, rows.slice(0, limit).reverse().map(toMessage)), has_more: rows.length > limit };

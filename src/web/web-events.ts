@@ -59,7 +59,7 @@ function readCursor(bus: WebBus): Cursor {
 /** New rows after the cursor, at most LIVE_BATCH, tombstoned ones left out; moves the cursor over every row read. */
 function readAfter(db: Database, cursor: Cursor): { rows: Message[]; more: boolean } {
   const rows = db.read(() =>
-    db.all<MessageRow & { tombstone: number }>(`SELECT ${MESSAGE_COLUMNS}, m.tombstone FROM messages m WHERE m.seq > ? ORDER BY m.seq LIMIT ?`, [cursor.last, LIVE_BATCH]),
+    db.all<MessageRow & { tombstone: number }>(`SELECT ${MESSAGE_COLUMNS}, m.tombstone FROM messages m WHERE m.seq > ? ORDER BY m.seq ${db.capabilities.dialect.limit}`, [cursor.last, LIVE_BATCH]),
   );
   if (rows.length > 0) cursor.last = (rows.at(-1) as MessageRow).seq;
   return { rows: rows.filter((r) => r.tombstone === 0).map(toMessage), more: rows.length === LIVE_BATCH };

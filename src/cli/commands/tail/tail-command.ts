@@ -115,7 +115,7 @@ function readRecent(db: Database, options: TailPlan): { messages: Message[]; las
     const { sql, params } = filterClause(options.filters);
     // Every message since --since has no LIMIT at all (engines disagree on a negative one).
     const limit = options.lines ?? (options.filters.sinceMs === undefined ? TAIL_DEFAULT_LINES : undefined);
-    const bounded = limit === undefined ? '' : ' LIMIT ?';
+    const bounded = limit === undefined ? '' : ` ${db.capabilities.dialect.limit}`;
     const rows = db.all<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE ${sql} AND m.seq <= ? ORDER BY m.seq DESC${bounded}`, [...params, last, ...(limit === undefined ? [] : [limit])]);
     return { messages: rows.reverse().map(toMessage), last };
   });
@@ -124,7 +124,7 @@ function readRecent(db: Database, options: TailPlan): { messages: Message[]; las
 function readAfter(db: Database, filters: TailFilters, after: number): { messages: Message[]; last: number } {
   return db.read(() => {
     // The cursor moves over every new row, shown or not, so a filtered look never rereads them.
-    const rows = db.all<{ seq: number }>('SELECT seq FROM messages WHERE seq > ? ORDER BY seq LIMIT ?', [after, LIVE_BATCH]);
+    const rows = db.all<{ seq: number }>(`SELECT seq FROM messages WHERE seq > ? ORDER BY seq ${db.capabilities.dialect.limit}`, [after, LIVE_BATCH]);
     if (rows.length === 0) return { messages: [], last: after };
     const last = (rows.at(-1) as { seq: number }).seq;
     const { sql, params } = filterClause(filters);
