@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Driver benchmarks, every available driver in one run, side by side:
 // medians of several fresh-process runs and the wasm/native ratio.
-//   npm run bench -- [--runs 5] [--only commits,reads,write4,start4,write4phase,open]
+//   npm run bench -- [--runs 5] [--only commits,reads,write4,start4,write4phase,open,beside]
 // Run it with Node 22 (npm run puts it first on PATH) so both drivers load.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -14,7 +14,7 @@ import { flag } from './bench-args.js';
 const here = fileURLToPath(new URL('.', import.meta.url));
 const worker = join(here, 'bench-worker.js');
 const runs = Number(flag('runs', '5'));
-const only = flag('only', 'commits,reads,write4,start4,write4phase,open').split(',');
+const only = flag('only', 'commits,reads,write4,start4,write4phase,open,beside').split(',');
 
 const { loadDriver } = await import('../dist/src/db/open/select-driver.js');
 const drivers = [];
@@ -81,6 +81,23 @@ async function write4Phase(driver) {
   });
 }
 
+/** A writer beside another process that commits about every millisecond: the time its BEGINs waited in all. */
+function beside(driver) {
+  return inFreshDir(async (dir) => {
+    runWorker('open', driver, dir);
+    const other = spawn(process.execPath, [worker, 'paced-writer', driver, dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      await new Promise((resolve, reject) => {
+        other.stdout.setEncoding('utf8').on('data', (d) => d.includes('ready') && resolve());
+        other.once('exit', (code) => reject(new Error(`the paced writer exited ${code}`)));
+      });
+      return runWorker('waited-writer', driver, dir, 3000);
+    } finally {
+      other.kill();
+    }
+  });
+}
+
 /** Runs `fn` on a fresh data directory, removed afterwards. */
 async function inFreshDir(fn) {
   const dir = fresh();
@@ -98,6 +115,7 @@ const BENCHES = {
   // Start-up alone: the same four processes with no commits.
   start4: { run: write4(0) },
   write4phase: { run: write4Phase },
+  beside: { run: beside },
   open: {
     // Created first, so this measures opening an existing database.
     run: (d) => inFreshDir((dir) => (runWorker('open', d, dir), runWorker('open', d, dir))),
