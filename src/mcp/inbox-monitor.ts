@@ -12,7 +12,7 @@
  * when that gap is over: on a busy bus every commit hints every server (the
  * sender's own commit its own server too, right after the look of its tool
  * call), and a look per commit per server was a third of a reader's work
- * beside a live sender (docs/performance.md, "The bus through MCP").
+ * beside a live sender (docs/performance.md, "Fourth round" of issue 24).
  * After a tool call it is rewritten at once: a hook runs right after the call
  * and must not report what the call delivered. Other changes are written at
  * most once per INBOX_WRITE_INTERVAL_MS, the newest content last, and wait
