@@ -84,7 +84,7 @@ if (bench === 'commits') {
     });
     work(paced ? 0.9 : 0.5);
   }
-  report(Math.round(waited), 'ms waited for the lock (3,000 commits beside a writer committing every ~1 ms)', { commitsPerSecond: Math.round((n / (performance.now() - start)) * 1000) });
+  report(Math.round(waited), `ms waited for the lock (${n} commits beside a writer committing every ~1 ms)`, { commitsPerSecond: Math.round((n / (performance.now() - start)) * 1000) });
   db.close();
 } else if (bench === 'open') {
   const db = await open();

@@ -6,7 +6,7 @@
  * write lock a peer holds for a tenth of a millisecond costs the next writer
  * a millisecond or more, which halves a sender beside a live reader. So a
  * native connection runs with SQLite's timeout at 0 and waits here instead,
- * in short sleeps that start at 50 µs, wherever a refused call can simply be
+ * in short sleeps (lock-poll.ts), wherever a refused call can simply be
  * made again with nothing lost:
  *
  * - a call that failed with SQLITE_BUSY and left no transaction open (BEGIN,
@@ -21,15 +21,11 @@
  * again once under SQLite's handler: a refused statement is undone, and where
  * SQLite would not have waited, an upgrade, it refuses again at once).
  */
+import { LOCK_POLL_FIRST_MS, nextLockPoll } from '../../src/db/contract/lock-poll.js';
 import { sleepSync } from '../../src/db/contract/sleep-sync.js';
 
 /** How a call waits on a busy lock: made again here, made again here as COMMIT, or under SQLite's own handler. */
 export type WaitPolicy = 'retry' | 'commit' | 'sqlite';
-
-/** The first sleep after a refusal; each further one doubles, up to MAX_STEP_MS. */
-const FIRST_STEP_MS = 0.05;
-/** The longest sleep between two tries: as the wasm driver's lock poll. */
-const MAX_STEP_MS = 0.5;
 
 /** A statement text without `;` but at its end cannot be two statements. */
 const ONE_STATEMENT = /^[^;]*;?\s*$/;
@@ -37,16 +33,15 @@ const COMMIT = /^\s*(?:COMMIT|END)(?:\s+TRANSACTION)?\s*;?\s*$/i;
 /** Checkpoints wait on readers and writers inside SQLite and report busy in their row. */
 const CHECKPOINT = /^\s*PRAGMA\s+(?:\w+\.)?wal_checkpoint\b/i;
 
-/** The policy for exec() of `sql`. */
-export function execPolicy(sql: string): WaitPolicy {
-  if (!ONE_STATEMENT.test(sql) || CHECKPOINT.test(sql)) return 'sqlite';
-  return COMMIT.test(sql) ? 'commit' : 'retry';
-}
-
 /** The policy for prepare() of `sql` and for running the prepared statement. */
 export function statementPolicy(sql: string): WaitPolicy {
   if (CHECKPOINT.test(sql)) return 'sqlite';
   return COMMIT.test(sql) ? 'commit' : 'retry';
+}
+
+/** The policy for exec() of `sql`: a statement's, unless the text may hold several. */
+export function execPolicy(sql: string): WaitPolicy {
+  return ONE_STATEMENT.test(sql) ? statementPolicy(sql) : 'sqlite';
 }
 
 /** Whether `error` is node:sqlite's SQLITE_BUSY (any extended code). */
@@ -80,13 +75,13 @@ export function waitingOnLocks<T>(host: LockWaitHost, policy: WaitPolicy, call: 
 /** Makes `call` again after short sleeps (jittered, so waiters woken together spread out) until it passes or the timeout has gone by. */
 function retried<T>(timeoutMs: number, call: () => T, first: unknown): T {
   const deadline = performance.now() + timeoutMs;
-  let step = FIRST_STEP_MS;
+  let step = LOCK_POLL_FIRST_MS;
   let last = first;
   for (;;) {
     const left = deadline - performance.now();
     if (left <= 0) throw last;
     sleepSync(Math.min(left, step * (0.5 + Math.random())));
-    step = Math.min(step * 2, MAX_STEP_MS);
+    step = nextLockPoll(step);
     try {
       return call();
     } catch (error) {

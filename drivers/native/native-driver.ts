@@ -206,10 +206,11 @@ class NativeConnection implements Connection {
     this.#db = db;
     this.path = path;
     this.capabilities = capabilities;
+    const handlerOn = `PRAGMA busy_timeout = ${Math.max(0, Math.trunc(busyTimeoutMs))}`;
     this.#locks = {
       busyTimeoutMs,
       inTransaction: () => this.inTransaction,
-      underSqliteHandler: (call) => this.#underSqliteHandler(busyTimeoutMs, call),
+      underSqliteHandler: (call) => this.#underSqliteHandler(handlerOn, call),
     };
     const backup = sqlite?.backup;
     if (sqlite !== undefined && typeof backup === 'function') {
@@ -256,9 +257,10 @@ class NativeConnection implements Connection {
     return waitingOnLocks(this.#locks, policy, call);
   }
 
-  #underSqliteHandler<T>(busyTimeoutMs: number, call: () => T): T {
+  /** Runs `call` with SQLite's own busy handler on (`handlerOn` sets its timeout), then off again. */
+  #underSqliteHandler<T>(handlerOn: string, call: () => T): T {
     const db = this.#live();
-    db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.trunc(busyTimeoutMs))}`);
+    db.exec(handlerOn);
     try {
       return call();
     } finally {

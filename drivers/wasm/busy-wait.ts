@@ -9,15 +9,12 @@
  * early nor makes it run past its timeout). Waiting also renews this
  * process's leases.
  */
+import { LOCK_POLL_FIRST_MS, nextLockPoll } from '../../src/db/contract/lock-poll.js';
 import { sleepSync } from '../../src/db/contract/sleep-sync.js';
 import { settleReleases, type Refusal } from './lock-table.js';
 import { liveness } from './owner-liveness.js';
 import { count } from './vfs-stats.js';
 
-/** The first step between looks at the lock table while waiting; each further one doubles, up to POLL_MS. */
-const FIRST_POLL_MS = 0.05;
-/** The longest step between looks at the lock table while waiting. */
-const POLL_MS = 0.5;
 /** Longest single wait before handing control back to SQLite for a retry. */
 const MAX_WAIT_MS = 50;
 
@@ -57,16 +54,16 @@ export class BusyWaiter {
     const until = now + Math.min(left, MAX_WAIT_MS);
     // Nothing held back while waiting: the owner waited for may be waiting for one of our releases.
     settleReleases();
-    // Short steps first: most locks are held for a fraction of a millisecond. Jitter so that
-    // waiters woken by one release do not all collide again.
-    let step = FIRST_POLL_MS;
+    // Short steps first (lock-poll.ts). Jitter so that waiters woken by one release do not all
+    // collide again.
+    let step = LOCK_POLL_FIRST_MS;
     sleepSync(Math.random() * step);
     try {
       while (performance.now() < until) {
         liveness.tick();
         if (conflicts !== undefined && !(refusal as Refusal).record.othersHoldAny(conflicts, (refusal as Refusal).purpose)) break;
         sleepSync(step);
-        step = Math.min(step * 2, POLL_MS);
+        step = nextLockPoll(step);
         if (conflicts === undefined && performance.now() - now >= 1 + attempt) break;
       }
       this.#source.refreshIndexes();
