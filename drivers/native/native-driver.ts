@@ -19,7 +19,7 @@ import type {
 import { SQLITE_CAPABILITIES } from '../../src/db/contract/driver.js';
 import { DbError, dbErrorCodeFromSqlite } from '../../src/db/contract/db-error.js';
 import { runResult } from '../../src/db/contract/run-result.js';
-import { isBlankSql, noStatement, scanParameters, secondStatement } from '../../src/db/contract/sql-scan.js';
+import { assertNoParameter, isBlankSql, noStatement, scanParameters, secondStatement } from '../../src/db/contract/sql-scan.js';
 import { checkValue, StatementParameters, unsafeIntegerError } from '../../src/db/contract/statement-parameters.js';
 import { execPolicy, statementPolicy, waitingOnLocks, type LockWaitHost, type WaitPolicy } from './lock-wait.js';
 
@@ -280,10 +280,7 @@ class NativeConnection implements Connection {
 
   exec(sql: string): void {
     const db = this.#live();
-    // sqlite3_exec would bind nothing and run a parameter as NULL.
-    if (MAYBE_PARAMETER.test(sql) && scanParameters(sql).count > 0) {
-      throw new DbError('bind', 'exec() binds no values but the SQL has a parameter: run that statement through prepare()');
-    }
+    assertNoParameter(sql);
     try {
       this.waiting(execPolicy(sql), () => db.exec(sql));
     } catch (error) {
@@ -341,8 +338,6 @@ class NativeConnection implements Connection {
 /** Pages per backup step: 4 MiB at 4 KiB pages, a few milliseconds each, so progress and timers run between them. */
 const COPY_STEP_PAGES = 1024;
 
-/** Characters without which SQL text has no parameter. */
-const MAYBE_PARAMETER = /[?:@$#]/;
 
 /**
  * Whether a transaction is open, on a node:sqlite without `isTransaction`

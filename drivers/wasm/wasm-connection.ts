@@ -19,7 +19,7 @@ import type {
 } from '../../src/db/contract/driver.js';
 import { DbError, dbErrorCodeFromSqlite } from '../../src/db/contract/db-error.js';
 import { runResult } from '../../src/db/contract/run-result.js';
-import { isBlankSql, noStatement, scanParameters, secondStatement } from '../../src/db/contract/sql-scan.js';
+import { assertNoParameter, isBlankSql, noStatement, secondStatement } from '../../src/db/contract/sql-scan.js';
 import { checkValue, StatementParameters, unsafeIntegerError } from '../../src/db/contract/statement-parameters.js';
 import { settleReleases } from './lock-table.js';
 import { VFS_NAME, type NodeFsVfs } from './node-fs-vfs.js';
@@ -43,8 +43,6 @@ const SQLITE_BLOB = 4;
 const SQLITE_TRANSIENT = -1;
 const DBCONFIG_DQS_DML = 1013;
 const DBCONFIG_DQS_DDL = 1014;
-/** Characters without which SQL text has no parameter. */
-const MAYBE_PARAMETER = /[?:@$#]/;
 /** How many distinct exec() texts stay compiled per connection. */
 const EXEC_CACHE_SIZE = 32;
 
@@ -205,9 +203,7 @@ export class WasmConnection implements Connection {
       return;
     }
     // Checked before any statement runs (the engine would only tell, statement by statement).
-    if (MAYBE_PARAMETER.test(sql) && scanParameters(sql).count > 0) {
-      throw new DbError('bind', 'exec() binds no values but the SQL has a parameter: run that statement through prepare()');
-    }
+    assertNoParameter(sql);
     const e = this.#e;
     const wasm = this.#wasm;
     const bytes = encoder.encode(sql);

@@ -39,6 +39,8 @@ export interface McpProcessOptions {
   readonly stop?: AbortSignal;
   /** The harness's log (stderr of the process): told once when the process stops using the database. */
   readonly stderr?: Writable;
+  /** Called once when the first open of the database has settled, opened or failed: start-up is over. */
+  readonly startedUp?: () => void;
 }
 
 /** How long the bus waits for the client's first message before it starts anyway. */
@@ -93,6 +95,8 @@ export async function runMcp(options: McpProcessOptions): Promise<number> {
   backend.resolve({ tools: started.tools, log: started.log, storageCheck: started.storageCheck, afterToolCall });
   bus.resolve(started);
   started.start();
+  const startedUp = options.startedUp ?? (() => undefined);
+  started.context().then(startedUp, startedUp);
   await connection.closed;
   // Stop reading: after a stop signal the client may still hold the pipe open, which would keep the process alive.
   options.stdin.destroy();

@@ -409,9 +409,21 @@ describe('exec', () => {
     conn.exec('CREATE TABLE t (x)');
     thrown(() => conn.exec('INSERT INTO t VALUES (1); INSERT INTO t VALUES (?)'), 'bind');
     thrown(() => conn.exec('INSERT INTO t VALUES (:x)'), 'bind');
+    // A parameter after text that hides marks (strings, quoted names, comments) is still one.
+    for (const sql of [
+      "INSERT INTO t VALUES ('--'); INSERT INTO t VALUES (?)",
+      "INSERT INTO t VALUES ('it''s'); /* ' */ INSERT INTO t VALUES (@x)",
+      'INSERT INTO t SELECT 1 AS "a""b" -- \'\nWHERE $x',
+      'INSERT INTO t SELECT 1 AS [a/*] WHERE #x',
+      "INSERT INTO t VALUES (:x(it's))",
+    ]) {
+      thrown(() => conn.exec(sql), 'bind');
+    }
     conn.exec("INSERT INTO t VALUES (':not a parameter?')");
+    conn.exec("INSERT INTO t SELECT 'it''s @no ?' AS \"c:no\" -- :no ?\n /* $no ? */ FROM (SELECT 1 AS [e:no], 2 AS `f?`) AS a$b");
+    conn.exec('INSERT INTO t VALUES (2) /* ? unclosed');
     const read = conn.prepare('SELECT x FROM t');
-    expect(read.all()).toEqual([{ x: ':not a parameter?' }]);
+    expect(read.all()).toEqual([{ x: ':not a parameter?' }, { x: "it's @no ?" }, { x: 2 }]);
     read.finalize();
     conn.close();
   });

@@ -148,6 +148,32 @@ function skipNamed(sql: string, i: number): number {
   return n === 0 ? i + 1 : j;
 }
 
+/** The characters a parameter token starts with; text without them has none. */
+const PARAMETER_PREFIX = /[?:@$#]/;
+
+/**
+ * The strings, quoted identifiers and comments that scanParameters skips, an
+ * unclosed one running to the end. Only the `(...)` suffix of a named
+ * parameter reads a quote or comment mark as anything else, and that
+ * parameter's prefix stays outside what this removes.
+ */
+const QUOTED_OR_COMMENT = /'[^']*(?:'|$)|"[^"]*(?:"|$)|`[^`]*(?:`|$)|\[[^\]]*(?:\]|$)|--[^\n]*|\/\*[\s\S]*?(?:\*\/|$)/g;
+
+/**
+ * Throws the DbError (`bind`) for exec() text that has a parameter, which
+ * sqlite3_exec would run as NULL. Most exec() text is schema, long and
+ * without one: one regular-expression pass over it settles that, where the
+ * character loop of scanParameters would run long enough for V8 to compile it
+ * with its optimising tier at start-up, and that compiler's code pages stay
+ * resident in an idle server (docs/performance.md, "Idle RSS").
+ */
+export function assertNoParameter(sql: string): void {
+  if (!PARAMETER_PREFIX.test(sql)) return;
+  if (!PARAMETER_PREFIX.test(sql.replace(QUOTED_OR_COMMENT, ' '))) return;
+  if (scanParameters(sql).count === 0) return;
+  throw new DbError('bind', 'exec() binds no values but the SQL has a parameter: run that statement through prepare()');
+}
+
 /**
  * The parameters of one statement, numbered as SQLite numbers them: a bare
  * `?` takes the next index, `?NNN` takes NNN, and a name takes the index of

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../../../config.js';
 import { runMcp } from '../../../mcp/run-mcp.js';
+import { holdOptimisingCompiler } from '../../../mcp/start-up-compiler.js';
 import { packageRoot } from '../../../package-root.js';
 import { packageVersion } from '../../../package-version.js';
 import type { CliIo } from '../../cli-io.js';
@@ -25,6 +26,8 @@ export async function mcpCommand(io: CliIo, options: McpOptions): Promise<number
   const onSignal = (): void => stop.abort();
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
+  // Until the database's first open settles (start-up-compiler.ts says why).
+  const compiler = holdOptimisingCompiler({ execArgv: process.execArgv, nodeOptions: io.env.NODE_OPTIONS });
   try {
     // stderr only: stdout carries JSON-RPC and nothing else.
     if (io.stdinIsTty) io.stderr.write(terminalHint());
@@ -46,8 +49,10 @@ export async function mcpCommand(io: CliIo, options: McpOptions): Promise<number
       version: packageVersion(),
       stop: stop.signal,
       stderr: io.stderr,
+      startedUp: () => compiler.release(),
     });
   } finally {
+    compiler.release();
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
   }
