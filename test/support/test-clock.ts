@@ -8,8 +8,16 @@
  */
 import type { Clock } from '../../src/clock.js';
 
-/** The instant a TestClock starts at unless told otherwise. */
-export const TEST_EPOCH = Date.UTC(2026, 10, 30, 12, 0, 0);
+/**
+ * The instant a TestClock starts at unless told otherwise: the whole second
+ * this test file was loaded in, not a fixed date. Some state a test makes on
+ * its clock is read by a real process on the system clock (a spawned server,
+ * a hook command); with a fixed date that state aged with the calendar, and
+ * tests began to fail once it passed one of the bus's ages (a subscription's
+ * 72 hours on 2026-12-03; message retention's 168 hours would have come
+ * next). Within a test file every clock still starts at the same instant.
+ */
+export const TEST_EPOCH = Math.floor(Date.now() / 1000) * 1000;
 
 let instances = 0;
 
