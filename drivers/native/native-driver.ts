@@ -338,7 +338,6 @@ class NativeConnection implements Connection {
 /** Pages per backup step: 4 MiB at 4 KiB pages, a few milliseconds each, so progress and timers run between them. */
 const COPY_STEP_PAGES = 1024;
 
-
 /**
  * Whether a transaction is open, on a node:sqlite without `isTransaction`
  * (before 22.16): a deferred BEGIN takes no lock and fails only inside a

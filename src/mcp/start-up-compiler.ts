@@ -11,7 +11,7 @@
  * first open of the database has settled, and on from then: code that turns
  * hot in a working server is optimised as before (V8 reads the flag at each
  * tier-up decision; test/mcp/start-up-compiler.test.ts holds that on every
- * Node the suite runs). docs/performance.md, "Idle RSS", has the figures.
+ * Node the suite runs). The figures: docs/performance.md, issue 24's fifth round.
  */
 import { setFlagsFromString } from 'node:v8';
 

@@ -165,7 +165,7 @@ const QUOTED_OR_COMMENT = /'[^']*(?:'|$)|"[^"]*(?:"|$)|`[^`]*(?:`|$)|\[[^\]]*(?:
  * without one: one regular-expression pass over it settles that, where the
  * character loop of scanParameters would run long enough for V8 to compile it
  * with its optimising tier at start-up, and that compiler's code pages stay
- * resident in an idle server (docs/performance.md, "Idle RSS").
+ * resident in an idle server (docs/performance.md, issue 24's fifth round).
  */
 export function assertNoParameter(sql: string): void {
   if (!PARAMETER_PREFIX.test(sql)) return;
