@@ -3,11 +3,15 @@
 //   send round trips/s through one server (sequential tools/call send), with the reader draining
 //   afterwards and again while another server receives live (long-poll receive + ack)
 //   cross-process send-to-receive latency: B long-polls receive, A sends; p50/p99
-//   npm run bench:mcp -- [--sends 2000] [--latency 200] [--drivers native,wasm]
+//   npm run bench:mcp -- [--sends 2000] [--latency 200] [--drivers native,wasm] [--rounds 1] [--compare other/bin/agentbus.js]
 // It also reports the CPU each server used per message while the reader was live (from /proc).
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// --rounds repeats every case with fresh servers and reports medians; --compare adds the same cases
+// for another agentbus (e.g. a checkout of main), interleaved with these in every round, and the
+// ratios of the two builds' medians: run to run this machine moves the rates by about 15%, more
+// than most changes do, so compare builds within one run, never across runs.
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -17,13 +21,19 @@ import { flag } from './bench-args.js';
 const bin = fileURLToPath(new URL('../bin/agentbus.js', import.meta.url));
 const SENDS = Number(flag('sends', '2000'));
 const LATENCY = Number(flag('latency', '200'));
+const ROUNDS = Number(flag('rounds', '1'));
+const COMPARE = flag('compare', undefined) === undefined ? undefined : resolve(flag('compare'));
+for (const [name, value] of [['sends', SENDS], ['latency', LATENCY], ['rounds', ROUNDS]]) {
+  if (!Number.isInteger(value) || value < (name === 'latency' ? 0 : 1)) throw new Error(`--${name} must be a whole number${name === 'latency' ? '' : ' of at least 1'}, not ${flag(name)}`);
+}
+if (COMPARE !== undefined && !existsSync(COMPARE)) throw new Error(`--compare ${COMPARE}: no such file; give the bin/agentbus.js of another built checkout`);
 
 const { loadDriver } = await import('../dist/src/db/open/select-driver.js');
 
-async function start(dir, driver) {
+async function start(dir, driver, server) {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [bin, 'mcp'],
+    args: [server, 'mcp'],
     env: { ...getDefaultEnvironment(), AGENTBUS_DATA_DIR: dir, AGENTBUS_DRIVER: driver, AGENTBUS_CONFIG: join(dir, 'config.json') },
   });
   const client = new Client({ name: 'bench', version: '0' });
@@ -53,13 +63,13 @@ const pct = (xs, p) => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
 };
 
-async function benchDriver(driver) {
+async function benchDriver(driver, server) {
   const dir = mkdtempSync(join(tmpdir(), 'agentbus-bench-mcp-'));
   // Rate limits are per sender; lift them so the bench measures the bus, not the limiter.
   writeFileSync(join(dir, 'config.json'), JSON.stringify({ send_messages_per_second: 10000, send_kib_per_second: 65536 }));
   try {
-    const a = await start(dir, driver);
-    const b = await start(dir, driver);
+    const a = await start(dir, driver, server);
+    const b = await start(dir, driver, server);
     await a.call('register', { name: 'A' });
     await b.call('register', { name: 'B' });
     await a.call('create_channel', { as: 'A', name: 'bench', kind: 'ordinary' });
@@ -125,21 +135,66 @@ async function benchDriver(driver) {
   }
 }
 
-console.log(`Node ${process.version}; ${SENDS} sends, ${LATENCY} latency samples`);
-const results = {};
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+};
+
+function line(r) {
+  return (
+    `send round trips ${r.sendsPerSecond}/s (reader after), ${r.liveSendsPerSecond}/s beside a live reader ` +
+    `(live/after ${(r.liveSendsPerSecond / r.sendsPerSecond).toFixed(2)}, ${r.receivedLive} received live in ${r.liveReceives} receives; ` +
+    `CPU per message: sender's server ${r.senderCpuUs} µs, reader's ${r.readerCpuUs} µs)   ` +
+    `send->receive latency p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms`
+  );
+}
+
+/** The medians of one case's rounds, in the shape of one round's result. */
+function medians(rounds) {
+  const of = (key) => median(rounds.map((r) => r[key]));
+  const ratio = median(rounds.map((r) => r.liveSendsPerSecond / r.sendsPerSecond));
+  return { sendsPerSecond: Math.round(of('sendsPerSecond')), liveSendsPerSecond: Math.round(of('liveSendsPerSecond')), ratio, senderCpuUs: Math.round(of('senderCpuUs')), readerCpuUs: Math.round(of('readerCpuUs')), p50: of('p50'), p99: of('p99') };
+}
+
+const builds = COMPARE === undefined ? [{ label: '', server: bin }] : [{ label: '', server: bin }, { label: ' (compare)', server: COMPARE }];
+console.log(`Node ${process.version}; ${SENDS} sends, ${LATENCY} latency samples, ${ROUNDS} round(s)${COMPARE ? `, compare ${COMPARE}` : ''}`);
+const drivers = [];
 for (const driver of flag('drivers', 'native,wasm').split(',')) {
   const ok = await loadDriver(driver);
-  if (!ok.ok) {
-    console.log(`${driver}: skipped (${ok.reason})`);
-    continue;
+  if (ok.ok) drivers.push(driver);
+  else console.log(`${driver}: skipped (${ok.reason})`);
+}
+const runs = new Map(); // `${driver}${label}` -> results of every round
+for (let round = 0; round < ROUNDS; round++) {
+  // Which build goes first alternates, so neither always runs on a machine the other just warmed.
+  const order = round % 2 === 0 ? builds : [...builds].reverse();
+  for (const driver of drivers) {
+    for (const { label, server } of order) {
+      const r = await benchDriver(driver, server);
+      const key = `${driver}${label}`;
+      runs.set(key, [...(runs.get(key) ?? []), r]);
+      console.log(`${(driver + label).padEnd(17)} ${line(r)}`);
+    }
   }
-  const r = await benchDriver(driver);
-  results[driver] = r;
+}
+const results = Object.fromEntries([...runs].map(([key, rounds]) => [key, medians(rounds)]));
+if (ROUNDS > 1) {
+  console.log(`medians of ${ROUNDS} rounds:`);
+  for (const [key, m] of Object.entries(results)) {
+    console.log(
+      `${key.padEnd(17)} after ${m.sendsPerSecond}/s, live ${m.liveSendsPerSecond}/s, live/after ${m.ratio.toFixed(2)}, ` +
+        `CPU per message ${m.senderCpuUs} / ${m.readerCpuUs} µs, p99 ${m.p99.toFixed(1)} ms`,
+    );
+  }
+}
+for (const driver of drivers) {
+  const base = results[`${driver} (compare)`];
+  const mine = results[driver];
+  if (base === undefined || mine === undefined) continue;
   console.log(
-    `${driver.padEnd(7)} send round trips ${r.sendsPerSecond}/s (reader after), ${r.liveSendsPerSecond}/s beside a live reader ` +
-      `(live/after ${(r.liveSendsPerSecond / r.sendsPerSecond).toFixed(2)}, ${r.receivedLive} received live in ${r.liveReceives} receives; ` +
-      `CPU per message: sender's server ${r.senderCpuUs} µs, reader's ${r.readerCpuUs} µs)   ` +
-      `send->receive latency p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms`,
+    `${driver}: this build / compare: after ${(mine.sendsPerSecond / base.sendsPerSecond).toFixed(2)}, live ${(mine.liveSendsPerSecond / base.liveSendsPerSecond).toFixed(2)}, ` +
+      `live/after ${mine.ratio.toFixed(2)} against ${base.ratio.toFixed(2)}, reader's CPU per message ${(mine.readerCpuUs / base.readerCpuUs).toFixed(2)}`,
   );
 }
 if (results.native && results.wasm) {
