@@ -4,7 +4,8 @@
 //   afterwards and again while another server receives live (long-poll receive + ack)
 //   cross-process send-to-receive latency: B long-polls receive, A sends; p50/p99
 //   npm run bench:mcp -- [--sends 2000] [--latency 200] [--drivers native,wasm] [--rounds 1] [--compare other/bin/agentbus.js]
-// It also reports the CPU each server used per message while the reader was live (from /proc).
+// It also reports the CPU each server used per message while the reader was live, and each server's
+// RSS after the live sends (from /proc).
 // --rounds repeats every case with fresh servers and reports medians; --compare adds the same cases
 // for another agentbus (e.g. a checkout of main), interleaved with these in every round, and the
 // ratios of the two builds' medians: run to run this machine moves the rates by about 15%, more
@@ -44,7 +45,17 @@ async function start(dir, driver, server) {
     if (r.isError) throw new Error(`${name}: ${JSON.stringify(r.structuredContent)}`);
     return r.structuredContent;
   };
-  return { client, call, cpuMs: () => serverCpuMs(pid) };
+  return { client, call, cpuMs: () => serverCpuMs(pid), rssMiB: () => serverRssMiB(pid) };
+}
+
+/** Resident memory of a server process now, in MiB (VmRSS from /proc). */
+function serverRssMiB(pid) {
+  try {
+    const kib = Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+    return Math.round((kib / 1024) * 10) / 10;
+  } catch {
+    return NaN;
+  }
 }
 
 /** User + system CPU of a server process so far, in ms (from /proc: the load of other processes moves it far less than wall time). */
@@ -114,6 +125,9 @@ async function benchDriver(driver, server) {
     const readerCpuUs = Math.round(((b.cpuMs() - cpuBefore[1]) * 1000) / SENDS);
     sending = false;
     await reader;
+    // What the servers hold after 2 x SENDS messages (V8's tiers and SQLite's caches included).
+    const senderRss = a.rssMiB();
+    const readerRss = b.rssMiB();
     if (receivedLive + (await drain()) !== SENDS) throw new Error(`the live reader lost messages: ${receivedLive} received live`);
     const latencies = [];
     for (let i = 0; i < LATENCY; i++) {
@@ -129,7 +143,7 @@ async function benchDriver(driver, server) {
     }
     await a.client.close();
     await b.client.close();
-    return { sendsPerSecond, liveSendsPerSecond, receivedLive, liveReceives, senderCpuUs, readerCpuUs, p50: pct(latencies, 50), p99: pct(latencies, 99) };
+    return { sendsPerSecond, liveSendsPerSecond, receivedLive, liveReceives, senderCpuUs, readerCpuUs, senderRss, readerRss, p50: pct(latencies, 50), p99: pct(latencies, 99) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -145,7 +159,7 @@ function line(r) {
   return (
     `send round trips ${r.sendsPerSecond}/s (reader after), ${r.liveSendsPerSecond}/s beside a live reader ` +
     `(live/after ${(r.liveSendsPerSecond / r.sendsPerSecond).toFixed(2)}, ${r.receivedLive} received live in ${r.liveReceives} receives; ` +
-    `CPU per message: sender's server ${r.senderCpuUs} µs, reader's ${r.readerCpuUs} µs)   ` +
+    `CPU per message: sender's server ${r.senderCpuUs} µs, reader's ${r.readerCpuUs} µs; RSS after ${r.senderRss} / ${r.readerRss} MiB)   ` +
     `send->receive latency p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms`
   );
 }
@@ -154,7 +168,7 @@ function line(r) {
 function medians(rounds) {
   const of = (key) => median(rounds.map((r) => r[key]));
   const ratio = median(rounds.map((r) => r.liveSendsPerSecond / r.sendsPerSecond));
-  return { sendsPerSecond: Math.round(of('sendsPerSecond')), liveSendsPerSecond: Math.round(of('liveSendsPerSecond')), ratio, senderCpuUs: Math.round(of('senderCpuUs')), readerCpuUs: Math.round(of('readerCpuUs')), p50: of('p50'), p99: of('p99') };
+  return { sendsPerSecond: Math.round(of('sendsPerSecond')), liveSendsPerSecond: Math.round(of('liveSendsPerSecond')), ratio, senderCpuUs: Math.round(of('senderCpuUs')), readerCpuUs: Math.round(of('readerCpuUs')), senderRss: Math.round(of('senderRss') * 10) / 10, readerRss: Math.round(of('readerRss') * 10) / 10, p50: of('p50'), p99: of('p99') };
 }
 
 const builds = COMPARE === undefined ? [{ label: '', server: bin }] : [{ label: '', server: bin }, { label: ' (compare)', server: COMPARE }];
@@ -184,7 +198,7 @@ if (ROUNDS > 1) {
   for (const [key, m] of Object.entries(results)) {
     console.log(
       `${key.padEnd(17)} after ${m.sendsPerSecond}/s, live ${m.liveSendsPerSecond}/s, live/after ${m.ratio.toFixed(2)}, ` +
-        `CPU per message ${m.senderCpuUs} / ${m.readerCpuUs} µs, p99 ${m.p99.toFixed(1)} ms`,
+        `CPU per message ${m.senderCpuUs} / ${m.readerCpuUs} µs, RSS after ${m.senderRss} / ${m.readerRss} MiB, p99 ${m.p99.toFixed(1)} ms`,
     );
   }
 }
