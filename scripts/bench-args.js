@@ -11,3 +11,10 @@ export function flag(name, fallback) {
 export function hasSwitch(name) {
   return argv.includes(`--${name}`);
 }
+
+/** The whole number after `--name` (`fallback` when absent); anything else, or one below `min`, stops the script naming the flag. */
+export function countFlag(name, fallback, min) {
+  const value = Number(flag(name, fallback));
+  if (!Number.isInteger(value) || value < min) throw new Error(`--${name} must be a whole number of at least ${min}, not ${flag(name)}`);
+  return value;
+}

@@ -17,16 +17,14 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { flag } from './bench-args.js';
+import { countFlag, flag } from './bench-args.js';
+import { median } from './bench-stats.js';
 
 const bin = fileURLToPath(new URL('../bin/agentbus.js', import.meta.url));
-const SENDS = Number(flag('sends', '2000'));
-const LATENCY = Number(flag('latency', '200'));
-const ROUNDS = Number(flag('rounds', '1'));
+const SENDS = countFlag('sends', '2000', 1);
+const LATENCY = countFlag('latency', '200', 1);
+const ROUNDS = countFlag('rounds', '1', 1);
 const COMPARE = flag('compare', undefined) === undefined ? undefined : resolve(flag('compare'));
-for (const [name, value] of [['sends', SENDS], ['latency', LATENCY], ['rounds', ROUNDS]]) {
-  if (!Number.isInteger(value) || value < (name === 'latency' ? 0 : 1)) throw new Error(`--${name} must be a whole number${name === 'latency' ? '' : ' of at least 1'}, not ${flag(name)}`);
-}
 if (COMPARE !== undefined && !existsSync(COMPARE)) throw new Error(`--compare ${COMPARE}: no such file; give the bin/agentbus.js of another built checkout`);
 
 const { loadDriver } = await import('../dist/src/db/open/select-driver.js');
@@ -148,12 +146,6 @@ async function benchDriver(driver, server) {
     rmSync(dir, { recursive: true, force: true });
   }
 }
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
-};
 
 function line(r) {
   return (

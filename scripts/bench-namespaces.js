@@ -23,6 +23,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { flag, hasSwitch } from './bench-args.js';
+import { median } from './bench-stats.js';
 
 const here = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const SECONDS = Number(flag('seconds', '15'));
@@ -204,11 +205,6 @@ function commitsPerSecond(build, node, driver) {
   const out = REALTIME ? execFileSync('chrt', ['-f', '10', node.bin, ...argv], { encoding: 'utf8' }) : execFileSync(node.bin, argv, { encoding: 'utf8' });
   return JSON.parse(out.trim().split('\n').at(-1)).value;
 }
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 // ---- run ----
 
